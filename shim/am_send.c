@@ -1,0 +1,175 @@
+/* am_send.c - the message transport, origin side: one batch per target and closing call.
+ *
+ * The batch carries, in order: the datatype ids the target may forget, the opening packet
+ * (LOCK), the operations with puts and accumulates before gets (seed 001 section 4.3: gets last,
+ * so the data a target sends back reflects the epoch's updates), and the closing packet
+ * (COMPLETE or UNLOCK). Payloads up to FLEXRMA_EAGER_MAX travel inside the batch; larger ones go
+ * in a message of their own straight from the user's buffer with the user's datatype, and a get
+ * posts its receive into the user's buffer before the batch leaves. */
+#include "progress.h"
+#include "transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Batches above this size are cut in two; the halves keep their order (same tag, same pair). */
+#define FR_BATCH_MAX ((size_t)64 << 20)
+
+typedef struct batch {
+    unsigned char *buf;
+    size_t len, cap;
+} batch;
+
+/* An internal request of the origin: a batch in flight or one operation's data message. */
+typedef struct xfer {
+    fr_win *w;
+    int target;
+    fr_dtype *dt;         /* origin datatype used by the request, released at completion */
+    unsigned char *buf;   /* batch buffer, freed at completion */
+} xfer;
+
+static void xfer_done(void *ctx, MPI_Status *st)
+{
+    xfer *x = ctx;
+    if (x->dt)
+        fr_dtype_release(x->dt);
+    free(x->buf);
+    x->w->pending--;
+    x->w->peers[x->target].pending--;
+    free(x);
+}
+
+static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned char *buf)
+{
+    xfer *x = fr_xmalloc(sizeof *x);
+    *x = (xfer){w, target, dt, buf};
+    w->pending++;
+    w->peers[target].pending++;
+    fr_pending_add(req, xfer_done, x);
+}
+
+static void batch_send(fr_win *w, int target, batch *b)
+{
+    if (b->len == 0)
+        return;
+    if (b->len > INT32_MAX)
+        fr_fatal("batch of %zu bytes exceeds an MPI count", b->len);
+    MPI_Request req;
+    int flag = 0;
+    FR_CHECK_MPI(PMPI_Isend(b->buf, (int)b->len, MPI_BYTE, target, FR_TAG_PKT, w->comm, &req));
+    /* Small batches complete at once (eager protocol): skip the bookkeeping. */
+    FR_CHECK_MPI(PMPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+    if (flag)
+        free(b->buf);
+    else
+        track(w, target, req, NULL, b->buf);
+    *b = (batch){0};
+}
+
+/* Append a packet; returns where its inline data goes. */
+static unsigned char *batch_add(fr_win *w, int target, batch *b, const fr_pkt *h, const void *desc)
+{
+    size_t need = (size_t)fr_pkt_size(h);
+    if (b->len > 0 && b->len + need > FR_BATCH_MAX)
+        batch_send(w, target, b);
+    if (b->len + need > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + need)
+            cap *= 2;
+        b->buf = fr_xrealloc(b->buf, cap);
+        b->cap = cap;
+    }
+    unsigned char *at = b->buf + b->len;
+    memcpy(at, h, sizeof *h);
+    if (h->desc_len)
+        memcpy(at + sizeof *h, desc, h->desc_len);
+    b->len += need;
+    return at + sizeof *h + fr_pkt_align(h->desc_len);
+}
+
+/* Data messages between two processes flow both ways with tags chosen by different counters:
+ * put/accumulate data (origin -> target, the origin's counter) uses even tags, get replies
+ * (target -> origin, the origin's counter too) odd ones, so a reply can never match the data of
+ * an operation the peer issues to me. */
+static uint32_t next_tag(fr_win *w, int is_get)
+{
+    if (w->next_tag + 2 > w->tag_ub)
+        w->next_tag = FR_TAG_DATA_MIN;
+    uint32_t tag = (uint32_t)w->next_tag + (is_get ? 1 : 0);
+    w->next_tag += 2;
+    return tag;
+}
+
+static const uint8_t pkt_of_kind[] = {[FR_OP_PUT] = FR_PKT_PUT, [FR_OP_GET] = FR_PKT_GET,
+                                      [FR_OP_ACC] = FR_PKT_ACC};
+
+static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
+{
+    fr_peer *p = &w->peers[t];
+    const fr_dtype *td = op->target_dt;
+    fr_pkt h = {.type = pkt_of_kind[op->kind], .epoch = (uint8_t)op->epoch, .op = op->op_index,
+                .count = op->target_count, .disp = op->target_disp, .dtype = td->id,
+                .data_len = (uint64_t)op->bytes};
+    const void *desc = NULL;
+    if (!td->predefined && !fr_u64map_get(&p->types_sent, td->id)) {
+        h.flags |= FR_PKTF_TYPEDESC;
+        h.desc_len = td->wire_len;
+        desc = td->wire;
+        fr_u64map_put(&p->types_sent, td->id, (void *)1);
+    }
+    if (op->kind != FR_OP_GET && (size_t)op->bytes <= fr_opt.eager_max) {
+        h.flags |= FR_PKTF_INLINE;
+        unsigned char *data = batch_add(w, t, b, &h, desc);
+        return fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
+    }
+    h.data_tag = next_tag(w, op->kind == FR_OP_GET);
+    MPI_Request req;
+    if (op->kind == FR_OP_GET)
+        FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+                                (int)h.data_tag, w->comm, &req));
+    else
+        FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+                                (int)h.data_tag, w->comm, &req));
+    fr_dtype_retain(op->origin_dt);
+    track(w, t, req, op->origin_dt, NULL);
+    batch_add(w, t, b, &h, desc);
+    return MPI_SUCCESS;
+}
+
+static int am_flush(fr_win *w, int t, const fr_pkt *lead, const fr_pkt *trail)
+{
+    fr_peer *p = &w->peers[t];
+    batch b = {0};
+    int rc = MPI_SUCCESS;
+    if (p->ntypes_drop > 0) {
+        fr_pkt drop = {.type = FR_PKT_TYPE_DROP, .arg = p->ntypes_drop,
+                       .desc_len = p->ntypes_drop * sizeof(uint64_t)};
+        batch_add(w, t, &b, &drop, p->types_drop);
+        p->ntypes_drop = 0;
+    }
+    if (lead)
+        batch_add(w, t, &b, lead, NULL);
+    for (int gets = 0; gets <= 1; gets++)
+        for (size_t i = 0; i < p->q.n; i++)
+            if ((p->q.ops[i].kind == FR_OP_GET) == gets) {
+                int orc = add_op(w, t, &b, &p->q.ops[i]);
+                if (rc == MPI_SUCCESS)
+                    rc = orc;
+            }
+    p->ops_sent += p->q.n;
+    fr_opq_clear(&p->q);
+    if (trail)
+        batch_add(w, t, &b, trail, NULL);
+    batch_send(w, t, &b);
+    return rc;
+}
+
+static int am_notify(fr_win *w, int t, const fr_pkt *pkt)
+{
+    batch b = {0};
+    batch_add(w, t, &b, pkt, NULL);
+    batch_send(w, t, &b);
+    return MPI_SUCCESS;
+}
+
+const fr_transport fr_tp_am = {"am", am_flush, am_notify};

@@ -1,0 +1,29 @@
+/* entry.h - the shared prologue of window entry points, written once.
+ *
+ * FR_WIN_ENTRY(win, passthrough) returns `passthrough` (the PMPI call) when flexrma is not in
+ * charge or `win` is a native window, otherwise takes the engine lock and binds `w`.
+ * FR_WIN_EXIT(name, rc) releases the lock and raises rc once through the window's handler. */
+#ifndef FR_ENTRY_H
+#define FR_ENTRY_H
+
+#include "win.h"
+
+#define FR_WIN_ENTRY(win, passthrough)                                                            \
+    fr_win *w;                                                                                    \
+    if (!fr_active)                                                                               \
+        return passthrough;                                                                       \
+    FR_ENTER();                                                                                   \
+    w = fr_win_lookup(win);                                                                       \
+    if (!w) {                                                                                     \
+        FR_LEAVE();                                                                               \
+        return passthrough;                                                                       \
+    }
+
+#define FR_WIN_EXIT(name, rc)                                                                     \
+    do {                                                                                          \
+        int fr_exit_rc_ = (rc);                                                                   \
+        FR_LEAVE();                                                                               \
+        return fr_exit_rc_ == MPI_SUCCESS ? MPI_SUCCESS : fr_win_raise(w, name, fr_exit_rc_);    \
+    } while (0)
+
+#endif

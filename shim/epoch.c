@@ -1,0 +1,122 @@
+/* epoch.c - which epoch an RMA call belongs to, and the checks every synchronization call shares.
+ *
+ * Access epochs of this process, at most one kind at a time per target:
+ *   lock    MPI_Win_lock(target) .. MPI_Win_unlock(target)      (per target, several at once)
+ *   pscw    MPI_Win_start(group) .. MPI_Win_complete            (targets in group)
+ *   fence   MPI_Win_fence .. MPI_Win_fence                      (every member)
+ * A fence without MPI_MODE_NOSUCCEED only arms a fence epoch: it becomes real when an RMA call
+ * follows (MPI-3.1 section 11.5.1, "starts an access epoch if it is followed by ... RMA calls"),
+ * so a program may fence and then lock, as long as no RMA call used the fence epoch. */
+#include "transport.h"
+#include "win.h"
+
+#include <stdlib.h>
+
+const char *fr_epoch_name(fr_epoch e)
+{
+    switch (e) {
+    case FR_EPOCH_FENCE: return "fence";
+    case FR_EPOCH_PSCW: return "post/start/complete/wait";
+    case FR_EPOCH_LOCK: return "lock";
+    default: return "none";
+    }
+}
+
+int fr_win_check_rank(fr_win *w, int rank)
+{
+    if (rank < 0 || rank >= w->size)
+        return fr_errorf(FR_ERR_RANK, "rank %d is out of range: the window has %d members (0..%d)",
+                         rank, w->size, w->size - 1);
+    return MPI_SUCCESS;
+}
+
+int fr_win_access_epoch(fr_win *w, int target, fr_epoch *out)
+{
+    fr_peer *p = &w->peers[target];
+    if (p->lock_held) {
+        *out = FR_EPOCH_LOCK;
+        return MPI_SUCCESS;
+    }
+    if (w->start_active) {
+        if (p->in_start) {
+            *out = FR_EPOCH_PSCW;
+            return MPI_SUCCESS;
+        }
+        return fr_errorf(FR_ERR_NOT_IN_GROUP,
+                         "target rank %d is not in the group given to MPI_Win_start", target);
+    }
+    if (w->fence == FR_FENCE_ARMED) {
+        *out = FR_EPOCH_FENCE;
+        return MPI_SUCCESS;
+    }
+    if (w->nlocks > 0)
+        return fr_errorf(FR_ERR_NO_EPOCH, "target rank %d is not locked (other targets are)", target);
+    return fr_errorf(FR_ERR_NO_EPOCH, "no access epoch is open: call MPI_Win_fence, "
+                                      "MPI_Win_start or MPI_Win_lock first");
+}
+
+int fr_win_any_epoch(const fr_win *w)
+{
+    return w->start_active || w->post_active || w->nlocks > 0 ||
+           (w->fence == FR_FENCE_ARMED && w->fence_ops > 0);
+}
+
+int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *n)
+{
+    if (g == MPI_GROUP_NULL)
+        return fr_errorf(FR_ERR_GROUP, "MPI_GROUP_NULL given as the group");
+    int gsize;
+    if (PMPI_Group_size(g, &gsize) != MPI_SUCCESS)
+        return fr_errorf(FR_ERR_GROUP, "invalid group");
+    int *in = fr_xcalloc((size_t)gsize, sizeof *in);
+    int *outr = fr_xcalloc((size_t)gsize, sizeof *outr);
+    for (int i = 0; i < gsize; i++)
+        in[i] = i;
+    int rc = MPI_SUCCESS;
+    if (gsize > 0 && PMPI_Group_translate_ranks(g, gsize, in, w->group, outr) != MPI_SUCCESS)
+        rc = fr_errorf(FR_ERR_GROUP, "cannot translate the group into window ranks");
+    for (int i = 0; rc == MPI_SUCCESS && i < gsize; i++)
+        if (outr[i] == MPI_UNDEFINED)
+            rc = fr_errorf(FR_ERR_GROUP, "process %d of the group is not a member of the window", i);
+    free(in);
+    if (rc != MPI_SUCCESS) {
+        free(outr);
+        return rc;
+    }
+    *ranks = outr;
+    *n = gsize;
+    return MPI_SUCCESS;
+}
+
+/* Synchronization packets mean the same whichever transport carried them. */
+void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
+{
+    switch (p->type) {
+    case FR_PKT_LOCK:
+        fr_target_lock(w, src, p->lock_type);
+        break;
+    case FR_PKT_UNLOCK:
+        fr_target_unlock(w, src, p->arg, (p->flags & FR_PKTF_NOCHECK) != 0);
+        break;
+    case FR_PKT_UNLOCK_ACK:
+        fr_origin_unlock_acked(w, src);
+        break;
+    case FR_PKT_POST:
+        fr_origin_post_seen(w, src);
+        break;
+    case FR_PKT_COMPLETE:
+        fr_target_complete(w, src, p->arg);
+        break;
+    default:
+        fr_fatal("unexpected synchronization packet type %d from rank %d", p->type, src);
+    }
+}
+
+void fr_target_op_done(fr_win *w, int src, fr_epoch epoch)
+{
+    w->peers[src].ops_done++;
+    if (epoch == FR_EPOCH_FENCE)
+        w->fence_done++;
+    else if (epoch == FR_EPOCH_LOCK)
+        fr_lock_op_done(w, src);
+}

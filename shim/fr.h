@@ -1,0 +1,86 @@
+/* fr.h - what every flexrma source file needs: options, the engine lock, error raising, and the
+ * conventions of the code base.
+ *
+ * Conventions
+ *  - Exported symbols are only the MPI_/PMPI_/MPIX_ entry points, marked FR_API. Everything else
+ *    is hidden (-fvisibility=hidden) and internal non-static names start with fr_.
+ *  - Internal functions return an MPI error code (MPI_SUCCESS or a code made by fr_errorf()).
+ *    Entry points raise that code once, through the window's (or communicator's) error handler.
+ *  - The engine is not reentrant: every entry point that touches engine state holds the engine
+ *    lock (FR_ENTER/FR_LEAVE). Internal functions assume it is held.
+ */
+#ifndef FR_H
+#define FR_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FR_API __attribute__((visibility("default")))
+#define FR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define FR_LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* Run-time options, read once from the environment at MPI_Init (see README, "Environment"). */
+typedef struct fr_options {
+    int disabled;       /* FLEXRMA_DISABLE=1: pass every call through to the MPI library */
+    int async_progress; /* FLEXRMA_ASYNC_PROGRESS=1: an agent thread serves incoming RMA */
+    int stats;          /* FLEXRMA_STATS=1: print per-window statistics at MPI_Finalize */
+    size_t eager_max;   /* FLEXRMA_EAGER_MAX: largest payload carried inside a packet (bytes) */
+} fr_options;
+
+extern fr_options fr_opt;
+/* Non-zero between flexrma's MPI_Init and MPI_Finalize when not disabled: flexrma is in charge. */
+extern int fr_active;
+/* A communicator over this process alone with MPI_ERRORS_RETURN, for local MPI calls (Pack,
+ * probes) whose failures flexrma wants to see rather than have abort the program. */
+extern MPI_Comm fr_comm_self;
+
+/* The engine lock serializes the engine between application threads and the progress agent. */
+void fr_engine_lock(void);
+void fr_engine_unlock(void);
+#define FR_ENTER() fr_engine_lock()
+#define FR_LEAVE() fr_engine_unlock()
+
+/* ---- errors (errors.c) ----
+ * Each flexrma error has a standard MPI error class and a fixed explanation, registered once at
+ * MPI_Init with MPI_Add_error_code/MPI_Add_error_string, so MPI_Error_class() gives the standard
+ * class and MPI_Error_string() the explanation. fr_errorf() also records a detailed message for
+ * this occurrence, which is printed when the error handler is MPI_ERRORS_ARE_FATAL. */
+typedef enum fr_err {
+#define FR_ERROR(name, mpi_class, text) name,
+#include "errors.def"
+#undef FR_ERROR
+    FR_ERR__COUNT
+} fr_err;
+
+int fr_errors_register(void);
+int fr_errorf(fr_err e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The detail recorded by the last fr_errorf() of this thread ("" when none). */
+const char *fr_error_detail(void);
+
+struct fr_win;
+/* Raise rc (an MPI error code) from call `call` through the window's error handler; returns what
+ * the handler lets the call return. MPI_SUCCESS passes through untouched. */
+int fr_win_raise(struct fr_win *w, const char *call, int rc);
+int fr_comm_raise(MPI_Comm comm, const char *call, int rc);
+
+/* Checked size arithmetic: 0 on success, -1 on overflow. */
+static inline int fr_mul_size(size_t a, size_t b, size_t *out)
+{
+    return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+}
+
+void *fr_xmalloc(size_t n);                 /* aborts the job on exhaustion */
+void *fr_xcalloc(size_t n, size_t size);    /* idem, overflow-checked */
+void *fr_xrealloc(void *p, size_t n);       /* idem */
+
+/* Abort the job on an internal invariant violation or an unexpected MPI failure. */
+void fr_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+#define FR_CHECK_MPI(call)                                                                        \
+    do {                                                                                          \
+        int fr_rc_ = (call);                                                                      \
+        if (FR_UNLIKELY(fr_rc_ != MPI_SUCCESS))                                                   \
+            fr_fatal("%s:%d: %s failed (MPI error %d)", __FILE__, __LINE__, #call, fr_rc_);       \
+    } while (0)
+
+#endif

@@ -1,0 +1,157 @@
+/* init.c - start and end of flexrma's life in a process: options, MPI_Init/MPI_Finalize,
+ * the engine lock, and the small allocation and failure helpers.
+ *
+ * flexrma does nothing at load time: a process that inherits LD_PRELOAD without calling MPI_Init
+ * (mpirun itself) is unaffected. */
+#include "fr.h"
+#include "dtype.h"
+#include "progress.h"
+#include "stats.h"
+#include "win.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+fr_options fr_opt;
+int fr_active;
+MPI_Comm fr_comm_self = MPI_COMM_NULL;
+
+static pthread_mutex_t engine_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void fr_engine_lock(void) { pthread_mutex_lock(&engine_mutex); }
+void fr_engine_unlock(void) { pthread_mutex_unlock(&engine_mutex); }
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    return *end == '\0' ? (size_t)n : dflt;
+}
+
+static void read_options(void)
+{
+    fr_opt.disabled = env_flag("FLEXRMA_DISABLE");
+    fr_opt.async_progress = env_flag("FLEXRMA_ASYNC_PROGRESS");
+    fr_opt.stats = env_flag("FLEXRMA_STATS");
+    fr_opt.eager_max = env_size("FLEXRMA_EAGER_MAX", 8192);
+}
+
+/* Everything that needs MPI to be initialized. */
+static int start_engine(void)
+{
+    if (fr_opt.disabled)
+        return MPI_SUCCESS;
+    FR_CHECK_MPI(PMPI_Comm_dup(MPI_COMM_SELF, &fr_comm_self));
+    FR_CHECK_MPI(PMPI_Comm_set_errhandler(fr_comm_self, MPI_ERRORS_RETURN));
+    fr_errors_register();
+    fr_active = 1;
+    if (fr_opt.async_progress)
+        return fr_agent_start();
+    return MPI_SUCCESS;
+}
+
+FR_API int MPI_Init(int *argc, char ***argv)
+{
+    read_options();
+    if (fr_opt.async_progress && !fr_opt.disabled) {
+        int provided;
+        int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (provided < MPI_THREAD_MULTIPLE) {
+            fprintf(stderr, "flexrma: FLEXRMA_ASYNC_PROGRESS=1 needs MPI_THREAD_MULTIPLE, which "
+                            "this MPI does not provide; continuing without the progress agent\n");
+            fr_opt.async_progress = 0;
+        }
+        return start_engine();
+    }
+    int rc = PMPI_Init(argc, argv);
+    return rc == MPI_SUCCESS ? start_engine() : rc;
+}
+
+FR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    read_options();
+    int ask = required;
+    if (fr_opt.async_progress && !fr_opt.disabled)
+        ask = MPI_THREAD_MULTIPLE; /* the agent thread calls MPI concurrently with the program */
+    int rc = PMPI_Init_thread(argc, argv, ask, provided);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (ask == MPI_THREAD_MULTIPLE && *provided < MPI_THREAD_MULTIPLE && fr_opt.async_progress) {
+        fprintf(stderr, "flexrma: FLEXRMA_ASYNC_PROGRESS=1 needs MPI_THREAD_MULTIPLE, which this "
+                        "MPI does not provide; continuing without the progress agent\n");
+        fr_opt.async_progress = 0;
+    }
+    return start_engine();
+}
+
+FR_API int MPI_Finalize(void)
+{
+    if (fr_active) {
+        fr_agent_stop();
+        FR_ENTER();
+        /* Drain what is still in flight (sends whose completion nobody waited for). */
+        unsigned spins = 0;
+        while (fr_pending_count() > 0) {
+            if (fr_progress() == 0)
+                fr_backoff(&spins);
+        }
+        if (fr_opt.stats)
+            fr_stats_print();
+        fr_dtype_finalize();
+        fr_active = 0;
+        FR_LEAVE();
+        PMPI_Comm_free(&fr_comm_self);
+    }
+    return PMPI_Finalize();
+}
+
+void *fr_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        fr_fatal("out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *fr_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        fr_fatal("out of memory allocating %zu x %zu bytes", n, size);
+    return p;
+}
+
+void *fr_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        fr_fatal("out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+void fr_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "flexrma: fatal: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    fflush(stderr);
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+    abort();
+}

@@ -1,0 +1,32 @@
+/* opq.c - the per-target queue of operations waiting for the closing synchronization. */
+#include "win.h"
+
+#include <stdlib.h>
+
+void fr_opq_push(fr_opq *q, const fr_op *op)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 8, bytes;
+        if (fr_mul_size(cap, sizeof *q->ops, &bytes))
+            fr_fatal("operation queue overflow");
+        q->ops = fr_xrealloc(q->ops, bytes);
+        q->cap = cap;
+    }
+    q->ops[q->n++] = *op;
+    fr_dtype_retain(op->origin_dt);
+    fr_dtype_retain(op->target_dt);
+}
+
+void fr_op_release(fr_op *op)
+{
+    fr_dtype_release(op->origin_dt);
+    fr_dtype_release(op->target_dt);
+    op->origin_dt = op->target_dt = NULL;
+}
+
+void fr_opq_clear(fr_opq *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        fr_op_release(&q->ops[i]);
+    q->n = 0;
+}

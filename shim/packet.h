@@ -1,0 +1,72 @@
+/* packet.h - the wire format of the message transport.
+ *
+ * Every flexrma message on a window's private communicator with tag FR_TAG_PKT is a batch of
+ * packets laid end to end: all the operations an origin issues to one target at a closing
+ * synchronization travel as one message, together with the synchronization packets that open
+ * and close the epoch (LOCK ... UNLOCK, ... COMPLETE). That is seed 002's grouping of RMA
+ * requests and generalises seed 001's single-operation piggyback to any number of operations.
+ *
+ * A packet is a fixed header, then desc_len bytes of target datatype description, then, when
+ * FR_PKTF_INLINE is set, data_len bytes of packed data; both parts start 8-byte aligned, so
+ * packed elements can be reduced in place. Data larger than the eager limit travels in its own
+ * message with tag data_tag, straight between user buffer and window memory, typed by the
+ * origin and target datatypes (no copy through flexrma buffers).
+ *
+ * Processes are assumed homogeneous (same byte order and type sizes), as MPI_Pack with the
+ * native representation is.
+ */
+#ifndef FR_PACKET_H
+#define FR_PACKET_H
+
+#include <stdint.h>
+
+enum {
+    FR_TAG_PKT = 1,      /* batches of packets */
+    FR_TAG_DATA_MIN = 16 /* data messages: one tag per operation in flight */
+};
+
+typedef enum fr_pkt_type {
+    FR_PKT_PUT = 1,      /* origin -> target: store data */
+    FR_PKT_GET,          /* origin -> target: send data back on data_tag */
+    FR_PKT_ACC,          /* origin -> target: combine data with op */
+    FR_PKT_LOCK,         /* origin -> target: lock request (lock_type) */
+    FR_PKT_UNLOCK,       /* origin -> target: release after `arg` operations from me are done */
+    FR_PKT_UNLOCK_ACK,   /* target -> origin: every operation of the lock epoch is complete */
+    FR_PKT_POST,         /* target -> origin: exposure epoch opened (MPI_Win_post) */
+    FR_PKT_COMPLETE,     /* origin -> target: access epoch closed after `arg` operations */
+    FR_PKT_TYPE_DROP,    /* origin -> target: forget `arg` datatype ids (uint64) that follow */
+} fr_pkt_type;
+
+enum {
+    FR_PKTF_INLINE = 1,  /* packed data follows the description */
+    FR_PKTF_TYPEDESC = 2,/* the target datatype's description follows the header */
+    FR_PKTF_NOCHECK = 4, /* UNLOCK of an epoch opened with MPI_MODE_NOCHECK: no lock was taken */
+};
+
+typedef struct fr_pkt {
+    uint8_t type;        /* fr_pkt_type */
+    uint8_t epoch;       /* fr_epoch of an operation */
+    uint8_t flags;       /* FR_PKTF_* */
+    uint8_t lock_type;   /* LOCK: MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    int32_t op;          /* ACC: operation index (fr_op_index) */
+    int32_t count;       /* target count */
+    uint32_t data_tag;   /* tag of the separate data message when not inline */
+    int64_t disp;        /* target displacement, in the target's displacement units */
+    uint64_t dtype;      /* target datatype id (dtype.h) */
+    uint64_t arg;        /* UNLOCK/COMPLETE: my cumulative operation count; TYPE_DROP: ids */
+    uint64_t desc_len;   /* bytes of datatype description (or TYPE_DROP id list) */
+    uint64_t data_len;   /* bytes of packed data */
+} fr_pkt;
+
+static inline uint64_t fr_pkt_align(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+
+/* Bytes the packet occupies in a batch. */
+static inline uint64_t fr_pkt_size(const fr_pkt *p)
+{
+    uint64_t n = sizeof(fr_pkt) + fr_pkt_align(p->desc_len);
+    if (p->flags & FR_PKTF_INLINE)
+        n += fr_pkt_align(p->data_len);
+    return n;
+}
+
+#endif

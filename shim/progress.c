@@ -1,0 +1,139 @@
+/* progress.c - internal requests, the progress pass, waiting, and the agent thread. */
+#include "progress.h"
+#include "transport.h"
+#include "win.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct pending {
+    fr_done_fn fn;
+    void *ctx;
+} pending;
+
+static MPI_Request *reqs;
+static pending *waiters;
+static int *done_idx;
+static MPI_Status *done_st;
+static int npending, cap_pending;
+
+void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx)
+{
+    if (npending == cap_pending) {
+        int cap = cap_pending ? cap_pending * 2 : 64;
+        reqs = fr_xrealloc(reqs, (size_t)cap * sizeof *reqs);
+        waiters = fr_xrealloc(waiters, (size_t)cap * sizeof *waiters);
+        done_idx = fr_xrealloc(done_idx, (size_t)cap * sizeof *done_idx);
+        done_st = fr_xrealloc(done_st, (size_t)cap * sizeof *done_st);
+        cap_pending = cap;
+    }
+    reqs[npending] = req;
+    waiters[npending] = (pending){fn, ctx};
+    npending++;
+}
+
+int fr_pending_count(void) { return npending; }
+
+int fr_progress_needed(void) { return fr_nwindows > 0 || npending > 0; }
+
+/* Complete what finished. Callbacks may add requests, so the finished entries are taken out
+ * of the table first and called afterwards. */
+static int complete_pending(void)
+{
+    if (npending == 0)
+        return 0;
+    int outcount = 0;
+    FR_CHECK_MPI(PMPI_Testsome(npending, reqs, &outcount, done_idx, done_st));
+    if (outcount <= 0 || outcount == MPI_UNDEFINED)
+        return 0;
+    pending done[outcount];
+    MPI_Status st[outcount];
+    for (int i = 0; i < outcount; i++) {
+        done[i] = waiters[done_idx[i]];
+        st[i] = done_st[i];
+    }
+    int k = 0;
+    for (int i = 0; i < npending; i++)
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            reqs[k] = reqs[i];
+            waiters[k] = waiters[i];
+            k++;
+        }
+    npending = k;
+    for (int i = 0; i < outcount; i++)
+        done[i].fn(done[i].ctx, &st[i]);
+    return outcount;
+}
+
+int fr_progress(void)
+{
+    int events = 0;
+    for (fr_win *w = fr_windows; w; w = w->next)
+        events += fr_am_poll(w);
+    events += complete_pending();
+    return events;
+}
+
+void fr_backoff(unsigned *spins)
+{
+    /* Spinning helps only while the peer runs on another core; past a few polls give the core
+     * away, or with more ranks than cores every wait burns its peers' time slices. */
+    if (++*spins < 32)
+        return;
+    sched_yield();
+}
+
+void fr_wait_until(int (*cond)(void *), void *arg)
+{
+    unsigned spins = 0;
+    while (!cond(arg)) {
+        if (fr_progress() > 0)
+            spins = 0;
+        else
+            fr_backoff(&spins);
+    }
+}
+
+/* ---- the agent thread (FLEXRMA_ASYNC_PROGRESS=1) ---- */
+static pthread_t agent;
+static volatile int agent_running, agent_stop;
+
+static void *agent_main(void *arg)
+{
+    unsigned idle = 0;
+    while (!agent_stop) {
+        FR_ENTER();
+        int events = fr_active ? fr_progress() : 0;
+        FR_LEAVE();
+        if (events > 0) {
+            idle = 0;
+        } else if (++idle < 256) {
+            sched_yield();
+        } else {
+            /* Idle for a while: sleep so the agent does not steal a core from the program. */
+            struct timespec ts = {0, idle < 4096 ? 20000 : 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return arg;
+}
+
+int fr_agent_start(void)
+{
+    agent_stop = 0;
+    if (pthread_create(&agent, NULL, agent_main, NULL) != 0)
+        fr_fatal("cannot start the progress agent thread");
+    agent_running = 1;
+    return MPI_SUCCESS;
+}
+
+void fr_agent_stop(void)
+{
+    if (!agent_running)
+        return;
+    agent_stop = 1;
+    pthread_join(agent, NULL);
+    agent_running = 0;
+}

@@ -1,0 +1,30 @@
+/* progress.h - the progress engine: flexrma's internal requests and who drives them.
+ *
+ * A target must serve incoming RMA while its application computes or waits in MPI. By default
+ * progress runs inside every flexrma call and inside the blocking MPI calls an application waits
+ * in (pt2pt_hooks.c); with FLEXRMA_ASYNC_PROGRESS=1 an agent thread also runs it (seed 002's
+ * asynchronous agent), so a target that never calls MPI is still served. */
+#ifndef FR_PROGRESS_H
+#define FR_PROGRESS_H
+
+#include "fr.h"
+
+typedef void (*fr_done_fn)(void *ctx, MPI_Status *status);
+
+/* Track req; fn(ctx, status) runs from the progress engine when it completes. */
+void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx);
+/* One pass: poll every window for packets, complete internal requests. Returns events handled.
+ * Engine lock held. */
+int fr_progress(void);
+/* Between polls that found nothing: spin briefly, then yield the core, so more ranks than cores
+ * still make progress. *spins counts consecutive idle polls. */
+void fr_backoff(unsigned *spins);
+/* Is there anything for the engine to do at all (live windows or pending requests)? */
+int fr_progress_needed(void);
+/* Internal requests not yet complete. */
+int fr_pending_count(void);
+
+int fr_agent_start(void);
+void fr_agent_stop(void);
+
+#endif

@@ -1,0 +1,199 @@
+/* pt2pt_hooks.c - progress while the application waits in MPI.
+ *
+ * A target must serve RMA even when it is not in a flexrma call: a rank blocked in MPI_Recv for a
+ * message its peer sends only after an unlock on it returns would otherwise deadlock. While
+ * flexrma has work (live windows or requests in flight) and no agent thread, the blocking calls
+ * below become their nonblocking form plus a wait loop that also runs the progress engine. Their
+ * meaning (matching, statuses, errors) is the MPI library's: flexrma only waits differently. */
+#include "progress.h"
+
+static int hooks_on(void) { return fr_active && !fr_opt.async_progress && fr_progress_needed(); }
+
+static void progress_once(unsigned *spins)
+{
+    FR_ENTER();
+    int events = fr_progress();
+    FR_LEAVE();
+    if (events > 0)
+        *spins = 0;
+    else
+        fr_backoff(spins);
+}
+
+static int wait_request(MPI_Request *req, MPI_Status *status)
+{
+    unsigned spins = 0;
+    for (;;) {
+        int flag = 0, rc = PMPI_Test(req, &flag, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        progress_once(&spins);
+    }
+}
+
+static void progress_quick(void)
+{
+    if (!fr_active || fr_opt.async_progress || !fr_progress_needed())
+        return;
+    FR_ENTER();
+    fr_progress();
+    FR_LEAVE();
+}
+
+/* ---- request completion ---- */
+
+FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!hooks_on())
+        return PMPI_Wait(request, status);
+    return wait_request(request, status);
+}
+
+FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    if (!hooks_on())
+        return PMPI_Waitall(count, requests, statuses);
+    unsigned spins = 0;
+    for (;;) {
+        int flag = 0, rc = PMPI_Testall(count, requests, &flag, statuses);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        progress_once(&spins);
+    }
+}
+
+FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    if (!hooks_on())
+        return PMPI_Waitany(count, requests, index, status);
+    unsigned spins = 0;
+    for (;;) {
+        int flag = 0, rc = PMPI_Testany(count, requests, index, &flag, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        progress_once(&spins);
+    }
+}
+
+FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                        MPI_Status statuses[])
+{
+    if (!hooks_on())
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    unsigned spins = 0;
+    for (;;) {
+        int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+        if (rc != MPI_SUCCESS || *outcount != 0)
+            return rc;
+        progress_once(&spins);
+    }
+}
+
+/* Tests run one progress pass first, so a program polling with MPI_Test serves RMA too. */
+FR_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    progress_quick();
+    return PMPI_Test(request, flag, status);
+}
+
+FR_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    progress_quick();
+    return PMPI_Testall(count, requests, flag, statuses);
+}
+
+FR_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    progress_quick();
+    return PMPI_Testany(count, requests, index, flag, status);
+}
+
+FR_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                        MPI_Status statuses[])
+{
+    progress_quick();
+    return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+}
+
+FR_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    progress_quick();
+    return PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+FR_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!hooks_on())
+        return PMPI_Probe(source, tag, comm, status);
+    unsigned spins = 0;
+    for (;;) {
+        int flag = 0, rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        progress_once(&spins);
+    }
+}
+
+/* ---- blocking calls turned into nonblocking + wait ---- */
+
+#define FR_BLOCKING(name, params, args, iname, iargs, status)                                     \
+    FR_API int MPI_##name params                                                                  \
+    {                                                                                             \
+        if (!hooks_on())                                                                          \
+            return PMPI_##name args;                                                              \
+        MPI_Request req;                                                                          \
+        int rc = PMPI_##iname iargs;                                                              \
+        return rc != MPI_SUCCESS ? rc : wait_request(&req, status);                              \
+    }
+
+#define BUF const void *buf, int count, MPI_Datatype dt
+FR_BLOCKING(Recv, (void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+                   MPI_Status *st),
+            (buf, count, dt, src, tag, comm, st), Irecv, (buf, count, dt, src, tag, comm, &req), st)
+FR_BLOCKING(Send, (BUF, int dest, int tag, MPI_Comm comm), (buf, count, dt, dest, tag, comm), Isend,
+            (buf, count, dt, dest, tag, comm, &req), MPI_STATUS_IGNORE)
+FR_BLOCKING(Ssend, (BUF, int dest, int tag, MPI_Comm comm), (buf, count, dt, dest, tag, comm),
+            Issend, (buf, count, dt, dest, tag, comm, &req), MPI_STATUS_IGNORE)
+FR_BLOCKING(Barrier, (MPI_Comm comm), (comm), Ibarrier, (comm, &req), MPI_STATUS_IGNORE)
+FR_BLOCKING(Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
+            (buf, count, dt, root, comm), Ibcast, (buf, count, dt, root, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(Reduce, (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+                     MPI_Comm comm),
+            (sb, rb, count, dt, op, root, comm), Ireduce, (sb, rb, count, dt, op, root, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(Allreduce, (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+                        MPI_Comm comm),
+            (sb, rb, count, dt, op, comm), Iallreduce, (sb, rb, count, dt, op, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(Gather, (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+                     int root, MPI_Comm comm),
+            (sb, sc, st, rb, rc_, rt, root, comm), Igather,
+            (sb, sc, st, rb, rc_, rt, root, comm, &req), MPI_STATUS_IGNORE)
+FR_BLOCKING(Allgather, (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_,
+                        MPI_Datatype rt, MPI_Comm comm),
+            (sb, sc, st, rb, rc_, rt, comm), Iallgather, (sb, sc, st, rb, rc_, rt, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(Alltoall, (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_,
+                       MPI_Datatype rt, MPI_Comm comm),
+            (sb, sc, st, rb, rc_, rt, comm), Ialltoall, (sb, sc, st, rb, rc_, rt, comm, &req),
+            MPI_STATUS_IGNORE)
+
+FR_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                        int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!hooks_on())
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
+    MPI_Request req[2];
+    int rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &req[0]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &req[1]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = wait_request(&req[1], MPI_STATUS_IGNORE);
+    int rrc = wait_request(&req[0], status);
+    return rc != MPI_SUCCESS ? rc : rrc;
+}

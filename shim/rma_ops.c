@@ -1,0 +1,121 @@
+/* rma_ops.c - MPI_Put, MPI_Get and MPI_Accumulate.
+ *
+ * One core (rma_core) serves all three: it checks the arguments against the origin's copy of the
+ * target's window size and displacement unit (seed 000 section 3: "can easily be checked locally"),
+ * finds the epoch the operation belongs to, and queues it for the epoch's closing call. Nothing is
+ * sent here (seed 001 section 4). The target checks the range again when the operation arrives. */
+#include "acc.h"
+#include "entry.h"
+
+static int check_count(int count, const char *which)
+{
+    if (count < 0)
+        return fr_errorf(FR_ERR_COUNT, "%s count %d is negative", which, count);
+    return MPI_SUCCESS;
+}
+
+int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, const fr_dtype *dt,
+                 int target, MPI_Aint *offset)
+{
+    if (disp < 0)
+        return fr_errorf(FR_ERR_DISP, "target displacement %ld is negative", (long)disp);
+    MPI_Aint start, last, lo, hi;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)disp_unit, &start))
+        return fr_errorf(FR_ERR_RANGE, "target displacement %ld overflows", (long)disp);
+    *offset = start;
+    if (count == 0 || dt->size == 0)
+        return MPI_SUCCESS;
+    /* The accessed span is the union of the first and the last element's true extents (the
+     * extent may be negative). */
+    if (__builtin_mul_overflow((MPI_Aint)(count - 1), dt->extent, &last))
+        return fr_errorf(FR_ERR_RANGE, "target access of %d elements overflows", count);
+    lo = dt->true_lb + (last < 0 ? last : 0);
+    hi = dt->true_lb + dt->true_extent + (last > 0 ? last : 0);
+    if (__builtin_add_overflow(start, lo, &lo) || __builtin_add_overflow(start, hi, &hi) || lo < 0 ||
+        hi > win_size)
+        return fr_errorf(FR_ERR_RANGE,
+                         "target range [%ld, %ld) at rank %d lies outside its window of %ld bytes",
+                         (long)lo, (long)hi, target, (long)win_size);
+    return MPI_SUCCESS;
+}
+
+static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)
+{
+    fr_op op = {.kind = kind, .origin_addr = (void *)oaddr, .origin_count = ocount,
+                .target_disp = tdisp, .target_count = tcount};
+    int rc;
+    if (target == MPI_PROC_NULL) /* MPI: "the call is a no-op" */
+        return MPI_SUCCESS;
+    if ((rc = fr_win_check_rank(w, target)) || (rc = check_count(ocount, "origin")) ||
+        (rc = check_count(tcount, "target")) || (rc = fr_dtype_get(otype, &op.origin_dt)) ||
+        (rc = fr_dtype_get(ttype, &op.target_dt)) ||
+        (rc = fr_win_access_epoch(w, target, &op.epoch)))
+        return rc;
+    if (kind == FR_OP_ACC) {
+        if ((rc = fr_op_check(mop, op.target_dt->elem)))
+            return rc;
+        if (op.origin_dt->elem != op.target_dt->elem)
+            return fr_errorf(FR_ERR_TYPE_MISMATCH, "accumulate needs origin and target built from "
+                                                   "the same predefined type");
+        op.op_index = fr_op_index(mop);
+    }
+    MPI_Count obytes = fr_dtype_bytes(op.origin_dt, ocount);
+    MPI_Count tbytes = fr_dtype_bytes(op.target_dt, tcount);
+    if (obytes < 0 || tbytes < 0)
+        return fr_errorf(FR_ERR_COUNT, "operation size overflows");
+    if (obytes != tbytes)
+        return fr_errorf(FR_ERR_TYPE_MISMATCH, "origin describes %lld bytes, target %lld",
+                         (long long)obytes, (long long)tbytes);
+    fr_peer *p = &w->peers[target];
+    MPI_Aint offset;
+    if ((rc = fr_win_range(p->size, p->disp_unit, tdisp, tcount, op.target_dt, target, &offset)))
+        return rc;
+    if (obytes == 0)
+        return MPI_SUCCESS;
+    op.bytes = obytes;
+    fr_opq_push(&p->q, &op);
+    if (op.epoch == FR_EPOCH_FENCE)
+        w->fence_ops++;
+    w->st.bytes += (uint64_t)obytes;
+    if (kind == FR_OP_PUT)
+        w->st.puts++;
+    else if (kind == FR_OP_GET)
+        w->st.gets++;
+    else
+        w->st.accs++;
+    return MPI_SUCCESS;
+}
+
+FR_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                               target_count, target_datatype, win));
+    FR_WIN_EXIT("MPI_Put", rma_core(w, FR_OP_PUT, origin_addr, origin_count, origin_datatype,
+                                    target_rank, target_disp, target_count, target_datatype,
+                                    MPI_OP_NULL));
+}
+
+FR_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                               target_count, target_datatype, win));
+    FR_WIN_EXIT("MPI_Get", rma_core(w, FR_OP_GET, origin_addr, origin_count, origin_datatype,
+                                    target_rank, target_disp, target_count, target_datatype,
+                                    MPI_OP_NULL));
+}
+
+FR_API int MPI_Accumulate(const void *origin_addr, int origin_count,
+                          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank,
+                                      target_disp, target_count, target_datatype, op, win));
+    FR_WIN_EXIT("MPI_Accumulate", rma_core(w, FR_OP_ACC, origin_addr, origin_count,
+                                           origin_datatype, target_rank, target_disp, target_count,
+                                           target_datatype, op));
+}

@@ -1,0 +1,205 @@
+/* sync_pscw.c - MPI_Win_post/start/complete/wait/test (seed 001 section 4.2).
+ *
+ * Protocol.
+ *   post(group)   target: send a POST packet to every origin in group, unless MPI_MODE_NOCHECK.
+ *   start(group)  origin: remember the group; nothing is sent.
+ *   RMA calls     origin: queued.
+ *   complete      origin: for each target, wait for its POST (unless MPI_MODE_NOCHECK), then
+ *                 issue the queued operations followed by a COMPLETE packet carrying how many
+ *                 operations I have sent that target in all; wait for local completion.
+ *   wait/test     target: done when every origin of the group sent COMPLETE and every operation
+ *                 up to the count it announced has completed here.
+ * The only wait an origin ever does is for the POST, and MPI_MODE_NOCHECK removes it.
+ *
+ * Memory ordering: as for fence, every store into this process's window is its own (it receives,
+ * unpacks and reduces), and is counted before MPI_Win_wait returns.
+ */
+#include "entry.h"
+#include "progress.h"
+#include "transport.h"
+
+#include <stdlib.h>
+
+#define POST_ASSERTS (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)
+#define START_ASSERTS (MPI_MODE_NOCHECK)
+
+/* ---- target side ---- */
+
+static int post(fr_win *w, MPI_Group group, int assert)
+{
+    if (assert & ~POST_ASSERTS)
+        return fr_errorf(FR_ERR_ASSERT, "assertion 0x%x has bits MPI_Win_post does not know", assert);
+    if (w->post_active)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_post while an exposure epoch is open");
+    if (w->fence == FR_FENCE_ARMED && w->fence_ops > 0)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_post inside a fence epoch");
+    int *ranks, n, rc = fr_win_group_ranks(w, group, &ranks, &n);
+    if (rc)
+        return rc;
+    w->post_active = 1;
+    w->post_ranks = ranks;
+    w->npost = n;
+    for (int i = 0; i < n; i++)
+        w->peers[ranks[i]].in_post = 1;
+    if (!(assert & MPI_MODE_NOCHECK)) {
+        fr_pkt pkt = {.type = FR_PKT_POST};
+        for (int i = 0; i < n; i++)
+            w->peers[ranks[i]].tp->notify(w, ranks[i], &pkt);
+    }
+    w->fence = FR_FENCE_OFF;
+    return MPI_SUCCESS;
+}
+
+void fr_target_complete(fr_win *w, int src, uint64_t upto)
+{
+    fr_peer *p = &w->peers[src];
+    p->complete_seen = 1;
+    p->complete_upto = upto;
+}
+
+static int exposure_done(void *arg)
+{
+    fr_win *w = arg;
+    for (int i = 0; i < w->npost; i++) {
+        fr_peer *p = &w->peers[w->post_ranks[i]];
+        if (!p->complete_seen || p->ops_done < p->complete_upto)
+            return 0;
+    }
+    return 1;
+}
+
+static void exposure_end(fr_win *w)
+{
+    for (int i = 0; i < w->npost; i++) {
+        fr_peer *p = &w->peers[w->post_ranks[i]];
+        p->in_post = 0;
+        p->complete_seen = 0;
+    }
+    free(w->post_ranks);
+    w->post_ranks = NULL;
+    w->npost = 0;
+    w->post_active = 0;
+    w->st.pscw++;
+}
+
+static int wait_exposure(fr_win *w)
+{
+    if (!w->post_active)
+        return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_wait without a matching MPI_Win_post");
+    fr_wait_until(exposure_done, w);
+    exposure_end(w);
+    return MPI_SUCCESS;
+}
+
+static int test_exposure(fr_win *w, int *flag)
+{
+    if (!w->post_active)
+        return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_test without a matching MPI_Win_post");
+    fr_progress();
+    *flag = exposure_done(w);
+    if (*flag)
+        exposure_end(w);
+    return MPI_SUCCESS;
+}
+
+/* ---- origin side ---- */
+
+void fr_origin_post_seen(fr_win *w, int src) { w->peers[src].posts_seen++; }
+
+static int start(fr_win *w, MPI_Group group, int assert)
+{
+    if (assert & ~START_ASSERTS)
+        return fr_errorf(FR_ERR_ASSERT, "assertion 0x%x has bits MPI_Win_start does not know",
+                         assert);
+    if (w->start_active)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_start while an access epoch is open");
+    if (w->nlocks > 0)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_start while a lock epoch is open");
+    if (w->fence == FR_FENCE_ARMED && w->fence_ops > 0)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_start inside a fence epoch");
+    int *ranks, n, rc = fr_win_group_ranks(w, group, &ranks, &n);
+    if (rc)
+        return rc;
+    w->start_active = 1;
+    w->start_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    w->start_ranks = ranks;
+    w->nstart = n;
+    for (int i = 0; i < n; i++)
+        w->peers[ranks[i]].in_start = 1;
+    w->fence = FR_FENCE_OFF;
+    return MPI_SUCCESS;
+}
+
+typedef struct post_wait {
+    fr_win *w;
+    int target;
+} post_wait;
+
+static int post_arrived(void *arg)
+{
+    post_wait *pw = arg;
+    return pw->w->peers[pw->target].posts_seen > 0;
+}
+
+static int origin_quiet(void *arg)
+{
+    fr_win *w = arg;
+    return w->pending == 0;
+}
+
+static int complete(fr_win *w)
+{
+    if (!w->start_active)
+        return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_complete without a matching MPI_Win_start");
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < w->nstart; i++) {
+        int t = w->start_ranks[i];
+        fr_peer *p = &w->peers[t];
+        if (!w->start_nocheck) {
+            post_wait pw = {w, t};
+            fr_wait_until(post_arrived, &pw);
+            p->posts_seen--;
+        }
+        fr_pkt done = {.type = FR_PKT_COMPLETE, .arg = p->ops_sent + p->q.n};
+        int trc = p->tp->flush(w, t, NULL, &done);
+        if (rc == MPI_SUCCESS)
+            rc = trc;
+        p->in_start = 0;
+    }
+    fr_wait_until(origin_quiet, w);
+    free(w->start_ranks);
+    w->start_ranks = NULL;
+    w->nstart = 0;
+    w->start_active = 0;
+    return rc;
+}
+
+FR_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, PMPI_Win_post(group, assert, win));
+    FR_WIN_EXIT("MPI_Win_post", post(w, group, assert));
+}
+
+FR_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, PMPI_Win_start(group, assert, win));
+    FR_WIN_EXIT("MPI_Win_start", start(w, group, assert));
+}
+
+FR_API int MPI_Win_complete(MPI_Win win)
+{
+    FR_WIN_ENTRY(win, PMPI_Win_complete(win));
+    FR_WIN_EXIT("MPI_Win_complete", complete(w));
+}
+
+FR_API int MPI_Win_wait(MPI_Win win)
+{
+    FR_WIN_ENTRY(win, PMPI_Win_wait(win));
+    FR_WIN_EXIT("MPI_Win_wait", wait_exposure(w));
+}
+
+FR_API int MPI_Win_test(MPI_Win win, int *flag)
+{
+    FR_WIN_ENTRY(win, PMPI_Win_test(win, flag));
+    FR_WIN_EXIT("MPI_Win_test", test_exposure(w, flag));
+}

@@ -1,0 +1,30 @@
+/* tp_self.c - the transport to oneself: operations are local copies, synchronization packets are
+ * handed straight to the protocol. */
+#include "transport.h"
+
+static int self_flush(fr_win *w, int target, const fr_pkt *lead, const fr_pkt *trail)
+{
+    fr_peer *p = &w->peers[target];
+    int rc = MPI_SUCCESS;
+    if (lead)
+        fr_sync_packet(w, target, lead);
+    for (size_t i = 0; i < p->q.n; i++) {
+        int orc = fr_local_op(w, &p->q.ops[i]);
+        if (rc == MPI_SUCCESS)
+            rc = orc;
+        fr_target_op_done(w, target, p->q.ops[i].epoch);
+    }
+    p->ops_sent += p->q.n;
+    fr_opq_clear(&p->q);
+    if (trail)
+        fr_sync_packet(w, target, trail);
+    return rc;
+}
+
+static int self_notify(fr_win *w, int target, const fr_pkt *pkt)
+{
+    fr_sync_packet(w, target, pkt);
+    return MPI_SUCCESS;
+}
+
+const fr_transport fr_tp_self = {"self", self_flush, self_notify};

@@ -1,0 +1,65 @@
+/* transport.h - how operations reach a target, chosen per target in one place
+ * (fr_transport_select), and the target-side protocol entry points every transport drives.
+ *
+ * A transport moves the queued operations of one target plus the synchronization packets that
+ * open and close the epoch. The protocols themselves (fence counting, PSCW, the fair lock queue)
+ * live in the sync_*.c files and are the same for every transport: a transport that receives a
+ * COMPLETE calls fr_target_complete(), whatever carried it.
+ *
+ * Transports today: "self" (the target is this process: direct copies) and "am" (active messages
+ * over PMPI point-to-point, works between any two processes). The same-node shared-memory and
+ * cross-memory-attach transports plug in here.
+ */
+#ifndef FR_TRANSPORT_H
+#define FR_TRANSPORT_H
+
+#include "packet.h"
+#include "win.h"
+
+typedef struct fr_transport {
+    const char *name;
+    /* Issue every queued operation of `target` (emptying its queue), preceded by `lead` and
+     * followed by `trail` when they are not NULL. Returns without waiting for completion. */
+    int (*flush)(fr_win *w, int target, const fr_pkt *lead, const fr_pkt *trail);
+    /* Send one synchronization packet that carries no data (POST, UNLOCK_ACK). */
+    int (*notify)(fr_win *w, int target, const fr_pkt *pkt);
+} fr_transport;
+
+extern const fr_transport fr_tp_self;
+extern const fr_transport fr_tp_am;
+
+/* Pick the transport of every member of w (called at window creation). */
+void fr_transport_select(fr_win *w);
+
+/* ---- target-side protocol (sync_*.c) ---- */
+/* An operation from src finished at this target (data stored, combined, or sent back). */
+void fr_target_op_done(fr_win *w, int src, fr_epoch epoch);
+void fr_origin_post_seen(fr_win *w, int src);                /* src posted to me (I am origin) */
+void fr_target_complete(fr_win *w, int src, uint64_t upto);
+/* Lock request of src; returns non-zero if granted at once. */
+int fr_target_lock(fr_win *w, int src, int lock_type);
+void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
+/* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
+void fr_lock_op_done(fr_win *w, int src);
+void fr_origin_unlock_acked(fr_win *w, int src);
+/* Dispatch a synchronization packet (LOCK, UNLOCK, UNLOCK_ACK, POST, COMPLETE) from src. */
+void fr_sync_packet(fr_win *w, int src, const fr_pkt *p);
+
+/* ---- message transport internals shared by its files (am_*.c) ---- */
+/* Handle one batch that src sent me. */
+void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len);
+/* Replay the packets held for src now that its lock is granted. */
+void fr_am_replay_held(fr_win *w, int src);
+/* Receive and dispatch every batch waiting on w; returns the number handled. */
+int fr_am_poll(fr_win *w);
+/* Target datatype by id from src (predefined or cached); NULL if unknown. */
+const fr_dtype *fr_am_rxtype(fr_win *w, int src, uint64_t id);
+/* Decode and cache a datatype description src sent. */
+int fr_am_rxtype_add(fr_win *w, int src, uint64_t id, const void *desc, size_t len);
+void fr_am_rxtype_drop(fr_win *w, int src, uint64_t id);
+/* Keep a rebuilt datatype alive while a request uses it (predefined ones are static). */
+void fr_am_rxtype_hold(const fr_dtype *d);
+void fr_am_rxtype_unhold(const fr_dtype *d);
+void fr_am_peer_types_free(fr_peer *p);
+
+#endif

@@ -1,0 +1,188 @@
+/* win.h - a flexrma window: the member table, the epoch state of this process, and the
+ * per-member state the synchronization protocols keep.
+ *
+ * The user's MPI_Win handle is a genuine window of the underlying MPI (the "carrier", a zero-byte
+ * window over MPI_COMM_SELF); flexrma maps it to this object. Names, user attributes, error
+ * handlers and handle conversion therefore keep working through functions flexrma does not
+ * intercept. All traffic of the window runs on a private duplicate of the creation communicator,
+ * so it never matches application messages.
+ *
+ * The member table is an array indexed by window rank, not a communicator: a member's transport,
+ * size and protocol state live in fr_peer, so membership can later change without rebuilding the
+ * engine around a new communicator.
+ */
+#ifndef FR_WIN_H
+#define FR_WIN_H
+
+#include "fr.h"
+#include "dtype.h"
+#include "u64map.h"
+
+struct fr_transport;
+
+/* The kind of epoch an RMA operation belongs to; carried in every operation packet so the target
+ * can account completions per synchronization method. */
+typedef enum fr_epoch {
+    FR_EPOCH_NONE = 0,
+    FR_EPOCH_FENCE,
+    FR_EPOCH_PSCW,
+    FR_EPOCH_LOCK,
+} fr_epoch;
+const char *fr_epoch_name(fr_epoch e);
+
+typedef enum fr_opkind { FR_OP_PUT = 1, FR_OP_GET, FR_OP_ACC } fr_opkind;
+
+/* One RMA operation, queued at the origin until the epoch's closing call issues it
+ * (seed 001 section 4: "do everything in the second synchronization call"). It holds references
+ * on both datatype descriptions, so the user may free the handles meanwhile. */
+typedef struct fr_op {
+    fr_opkind kind;
+    fr_epoch epoch;
+    int op_index;              /* accumulate: fr_op_index() */
+    void *origin_addr;
+    int origin_count;
+    fr_dtype *origin_dt;
+    MPI_Aint target_disp;
+    int target_count;
+    fr_dtype *target_dt;
+    MPI_Count bytes;           /* data bytes moved */
+} fr_op;
+
+typedef struct fr_opq {
+    fr_op *ops;
+    size_t n, cap;
+} fr_opq;
+
+/* A packet held at the target until the lock it belongs to is granted. */
+typedef struct fr_held {
+    struct fr_held *next;
+    size_t len;
+    unsigned char bytes[];
+} fr_held;
+
+typedef enum fr_lockstate { FR_LK_IDLE = 0, FR_LK_WAITING, FR_LK_GRANTED } fr_lockstate;
+
+/* One member of the window as seen from this process, in both roles. */
+typedef struct fr_peer {
+    MPI_Aint size;             /* its window size in bytes */
+    int disp_unit;
+    const struct fr_transport *tp;
+
+    /* --- this process as origin, the member as target --- */
+    fr_opq q;                  /* operations waiting for the closing synchronization */
+    uint64_t ops_sent;         /* operations issued to it, cumulative */
+    int pending;               /* internal requests to it not yet complete */
+    int lock_held;             /* MPI_LOCK_* of my lock epoch on it, 0 if none */
+    int lock_nocheck;
+    int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
+    int in_start;              /* member of my current access group (PSCW) */
+    int posts_seen;            /* POST notices received and not yet consumed */
+    fr_u64map types_sent;      /* ids of my derived datatypes it has cached */
+    uint64_t *types_drop;      /* ids it should forget, sent with my next packet to it */
+    size_t ntypes_drop, cap_types_drop;
+
+    /* --- this process as target, the member as origin --- */
+    uint64_t ops_done;         /* its operations completed here, cumulative */
+    int in_post;               /* member of my current exposure group (PSCW) */
+    int complete_seen;         /* its COMPLETE for my current exposure epoch arrived */
+    uint64_t complete_upto;    /* ... covering its operations up to this count */
+    fr_lockstate lk;           /* its lock request on my window */
+    int lk_type;
+    int unlock_seen;           /* its UNLOCK arrived; release once ops_done >= unlock_upto */
+    int unlock_nocheck;
+    uint64_t unlock_upto;
+    fr_held *held, **held_tail;/* its lock-epoch packets waiting for the grant */
+    fr_u64map types_recv;      /* its datatypes rebuilt here: id -> fr_rxtype */
+} fr_peer;
+
+/* A lock request waiting in the target's fair queue (seed 000 section 2). */
+typedef struct fr_lockreq {
+    int rank;
+    int type;
+} fr_lockreq;
+
+typedef struct fr_win_stats {
+    uint64_t puts, gets, accs, bytes;
+    uint64_t fences, pscw, locks;
+} fr_win_stats;
+
+typedef enum fr_fence_state {
+    FR_FENCE_OFF = 0,  /* no fence epoch: the last fence had MPI_MODE_NOSUCCEED, or none yet */
+    FR_FENCE_ARMED,    /* a fence opened an epoch; RMA calls may follow */
+} fr_fence_state;
+
+typedef struct fr_win {
+    MPI_Win handle;            /* the carrier the user holds */
+    MPI_Comm comm;             /* private duplicate of the creation communicator */
+    MPI_Group group;
+    int rank, size;
+    void *base;
+    MPI_Aint win_size;
+    int disp_unit;
+    fr_peer *peers;            /* indexed by window rank */
+    int id;                    /* creation order in this process, for statistics */
+
+    /* access epochs of this process (origin side) */
+    fr_fence_state fence;
+    uint64_t fence_ops;        /* operations issued in the current fence epoch */
+    int start_active, start_nocheck;
+    int *start_ranks, nstart;
+    int nlocks;                /* members I hold a lock epoch on */
+
+    /* exposure epochs of this process (target side) */
+    int post_active;
+    int *post_ranks, npost;
+    uint64_t fence_expected;   /* fence-epoch operations announced by reduce-scatter, cumulative */
+    uint64_t fence_done;       /* fence-epoch operations completed here, cumulative */
+
+    /* passive target: the lock on my window */
+    int lk_mode;               /* 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    int lk_holders;
+    fr_lockreq *lk_queue;
+    size_t lk_head, lk_len, lk_cap; /* ring buffer, FIFO */
+
+    /* transport */
+    int pending;               /* my requests as origin not yet complete */
+    int target_pending;        /* requests serving other origins' operations not yet complete */
+    int tag_ub, next_tag;      /* data messages use tags in [FR_TAG_DATA_MIN, tag_ub] */
+
+    /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
+    int attr_flavor, attr_model;
+
+    fr_win_stats st;
+    struct fr_win *next, *prev;/* the list of live windows the progress engine serves */
+} fr_win;
+
+/* Window lookup on every call: the flexrma window behind a user handle, or NULL for a native
+ * window (which the entry points then pass through to PMPI). */
+fr_win *fr_win_lookup(MPI_Win handle);
+/* Live windows, for the progress engine. */
+extern fr_win *fr_windows;
+extern int fr_nwindows;
+
+/* Epoch bookkeeping shared by the synchronization files (epoch.c). */
+int fr_win_check_rank(fr_win *w, int rank);
+/* The epoch an operation to `target` would belong to now, or an fr_errorf() code. */
+int fr_win_access_epoch(fr_win *w, int target, fr_epoch *out);
+/* Non-zero if any access or exposure epoch of this process is open on w. */
+int fr_win_any_epoch(const fr_win *w);
+/* Translate a group into window ranks (allocated array); FR_ERR_GROUP if a member is not in w. */
+int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *n);
+
+/* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
+ * with unit disp_unit; *offset gets the byte offset of disp (rma_ops.c). */
+int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, const fr_dtype *dt,
+                 int target, MPI_Aint *offset);
+
+/* Operation queues (opq.c). */
+void fr_opq_push(fr_opq *q, const fr_op *op);
+void fr_opq_clear(fr_opq *q); /* releases the datatype references of every op */
+void fr_op_release(fr_op *op);
+
+/* Local execution of an operation whose target is this process (local.c). */
+int fr_local_op(fr_win *w, const fr_op *op);
+
+/* Wait, serving the progress engine, until cond(arg) is true (progress.c). */
+void fr_wait_until(int (*cond)(void *), void *arg);
+
+#endif
