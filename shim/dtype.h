@@ -33,7 +33,8 @@ typedef struct fr_dtype {
     MPI_Count size;         /* MPI_Type_size: bytes of data in one element */
     MPI_Aint lb, extent;
     MPI_Aint true_lb, true_extent;
-    int contiguous;         /* count elements form one block: true_lb == 0, extent == size == true_extent */
+    int contiguous;         /* count elements form one block in typemap order: true_lb == 0,
+                               extent == size == true_extent, elements in memory order */
     MPI_Datatype elem;      /* predefined type of every leaf (pair types count as one leaf), or
                                MPI_DATATYPE_NULL when leaves differ; accumulate requires one */
     MPI_Count elem_size;    /* size of elem, 0 if none */
@@ -47,7 +48,7 @@ typedef struct fr_dtype {
  * the current call must fr_dtype_retain() it. Predefined descriptions are static. */
 int fr_dtype_get(MPI_Datatype t, fr_dtype **out);
 void fr_dtype_retain(fr_dtype *d);
-void fr_dtype_release(fr_dtype *d);
+void fr_dtype_release(fr_dtype *d); /* only for descriptions from fr_dtype_get() */
 
 /* Fill the size/extent/contiguity/elem fields of *d for any committed handle (used for types
  * rebuilt at a target too). Does not touch id, refs, wire. */
@@ -57,7 +58,7 @@ int fr_dtype_info(MPI_Datatype t, fr_dtype *d);
 int fr_dtype_user_free(MPI_Datatype *t);
 
 /* Rebuild a committed datatype from wire bytes. The caller frees it with PMPI_Type_free unless
- * it is predefined (fr_dtype_is_predef_handle). Malformed input gives FR_ERR_TYPE, never a crash. */
+ * it is predefined (fr_dtype_predef_index(t) >= 0). Malformed input gives FR_ERR_TYPE, never a crash. */
 int fr_dtype_decode(const void *wire, size_t len, MPI_Datatype *out);
 
 /* Predefined datatypes travel by index into one table, because handle values differ between

@@ -19,14 +19,11 @@
  * left, the argument shapes and values against what the constructor accepts, and the nesting
  * depth, so malformed input yields FR_ERR_TYPE rather than an MPI error or a crash.
  */
-#include "dtype.h"
+#include "dtype_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-int fr_dtype_walk(MPI_Datatype t, MPI_Datatype *elem, int *dense, unsigned char **wire,
-                  size_t *wire_len);
 
 #define WIRE_VERSION 1
 #define WIRE_MAX_DEPTH 64
@@ -645,14 +642,15 @@ static int read_args(reader *r, int code, contents *c, size_t *nd_out)
     c->aints = alloc_array(na, sizeof *c->aints);
     c->types = alloc_array(nd, sizeof *c->types);
     *nd_out = nd;
-    for (size_t i = 0; i < ni; i++) {
+    /* `need` covers both arrays: copy them straight out of the input */
+    for (size_t i = 0; i < ni; i++, r->p += 4, r->left -= 4) {
         int32_t v;
-        take(r, &v, 4); /* bounded by `need` above */
+        memcpy(&v, r->p, 4);
         c->ints[i] = v;
     }
-    for (size_t i = 0; i < na; i++) {
+    for (size_t i = 0; i < na; i++, r->p += 8, r->left -= 8) {
         int64_t v;
-        take(r, &v, 8);
+        memcpy(&v, r->p, 8);
         if ((int64_t)(MPI_Aint)v != v)
             return malformed(r, "address argument out of range");
         c->aints[i] = (MPI_Aint)v;
