@@ -1,11 +1,14 @@
 /* entry.h - the shared prologue of window entry points, written once.
  *
  * FR_WIN_ENTRY(win, passthrough) returns `passthrough` (the PMPI call) when flexrma is not in
- * charge or `win` is a native window, otherwise takes the engine lock and binds `w`.
+ * charge or `win` is a native window, otherwise takes the engine lock, binds `w`, and runs one
+ * progress pass: a process that only ever calls flexrma functions that need not wait (a lock on
+ * itself, puts) must still serve the requests of others.
  * FR_WIN_EXIT(name, rc) releases the lock and raises rc once through the window's handler. */
 #ifndef FR_ENTRY_H
 #define FR_ENTRY_H
 
+#include "progress.h"
 #include "win.h"
 
 #define FR_WIN_ENTRY(win, passthrough)                                                            \
@@ -17,7 +20,8 @@
     if (!w) {                                                                                     \
         FR_LEAVE();                                                                               \
         return passthrough;                                                                       \
-    }
+    }                                                                                             \
+    fr_progress();
 
 #define FR_WIN_EXIT(name, rc)                                                                     \
     do {                                                                                          \

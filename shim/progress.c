@@ -88,8 +88,12 @@ void fr_backoff(unsigned *spins)
 void fr_wait_until(int (*cond)(void *), void *arg)
 {
     unsigned spins = 0;
-    while (!cond(arg)) {
-        if (fr_progress() > 0)
+    for (;;) {
+        /* Poll before testing: even a wait that is already satisfied serves others once. */
+        int events = fr_progress();
+        if (cond(arg))
+            return;
+        if (events > 0)
             spins = 0;
         else
             fr_backoff(&spins);

@@ -1,0 +1,145 @@
+# install.cmake - what `cmake --install` puts where, and the build tree's flexrma-run.
+# Included at the end of the top-level CMakeLists.txt, after the `flexrma` target exists.
+#
+# Installed:
+#   <libdir>/libflexrma.so*                      the library (target flexrma, export flexrmaTargets)
+#   <includedir>/flexrma.h                       the public header (internal headers are not installed)
+#   <libdir>/pkgconfig/flexrma.pc                pkg-config: `pkg-config --cflags --libs flexrma`
+#   <libdir>/cmake/flexrma/flexrma*.cmake        CMake: find_package(flexrma) -> flexrma::flexrma
+#   <bindir>/flexrma-run                         the launcher wrapper, pointing at <libdir>
+# flexrma-run and flexrma.pc are written at install time, so that `cmake --install --prefix P`
+# gets paths under P (DESTDIR is honoured and not written into them).
+#
+# Build tree: ${CMAKE_BINARY_DIR}/flexrma-run preloads the build tree's library (tests, demo).
+
+include(CMakePackageConfigHelpers)
+
+set(FLEXRMA_CMAKE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/flexrma"
+    CACHE STRING "Where the flexrma CMake package files are installed, relative to the prefix")
+mark_as_advanced(FLEXRMA_CMAKE_INSTALL_DIR)
+
+if(NOT TARGET flexrma::flexrma)
+  add_library(flexrma::flexrma ALIAS flexrma)
+endif()
+
+# ---- libraries that must precede libflexrma in LD_PRELOAD ----
+# A sanitizer build of libflexrma needs the ASan runtime loaded first when it is preloaded into a
+# program that is not itself built with ASan. Only GCC's shared libasan is handled.
+set(FLEXRMA_PRELOAD_FIRST "")
+if(FLEXRMA_SANITIZE AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE _flexrma_asan OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(IS_ABSOLUTE "${_flexrma_asan}" AND EXISTS "${_flexrma_asan}")
+    get_filename_component(_flexrma_asan "${_flexrma_asan}" REALPATH)
+    set(FLEXRMA_PRELOAD_FIRST "${_flexrma_asan}")
+  else()
+    message(WARNING "flexrma: libasan.so not found; flexrma-run will not preload the ASan runtime")
+  endif()
+endif()
+
+# ---- pkg-config: how flexrma.pc brings in MPI ----
+# flexrma.h includes mpi.h and libflexrma must come before libmpi on the link line, so MPI is a
+# public requirement: `Requires: ompi-c` (Open MPI) or `mpich` when their .pc file exists.
+# Otherwise the flags FindMPI found are written into Cflags/Libs directly (valid for this MPI only).
+set(FLEXRMA_PC_REQUIRES "")
+set(FLEXRMA_PC_MPI_CFLAGS "")
+set(FLEXRMA_PC_MPI_LIBS "")
+foreach(_flexrma_pc IN ITEMS ompi-c mpich)
+  pkg_check_modules(_FLEXRMA_PC_MPI QUIET ${_flexrma_pc})
+  if(_FLEXRMA_PC_MPI_FOUND)
+    set(FLEXRMA_PC_REQUIRES "${_flexrma_pc}")
+    break()
+  endif()
+endforeach()
+if(NOT FLEXRMA_PC_REQUIRES)
+  foreach(_flexrma_dir IN LISTS MPI_C_INCLUDE_DIRS)
+    string(APPEND FLEXRMA_PC_MPI_CFLAGS " -I${_flexrma_dir}")
+  endforeach()
+  foreach(_flexrma_l IN LISTS MPI_C_LIBRARIES)
+    string(APPEND FLEXRMA_PC_MPI_LIBS " ${_flexrma_l}")
+  endforeach()
+  message(STATUS "flexrma: no ompi-c.pc or mpich.pc; flexrma.pc lists the MPI flags itself")
+endif()
+
+# ---- library, header, CMake package ----
+install(TARGETS flexrma EXPORT flexrmaTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/flexrma.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT flexrmaTargets NAMESPACE flexrma:: DESTINATION ${FLEXRMA_CMAKE_INSTALL_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/flexrmaConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/flexrmaConfig.cmake
+  INSTALL_DESTINATION ${FLEXRMA_CMAKE_INSTALL_DIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR)
+# 0.x: minor versions may break compatibility.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/flexrmaConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/flexrmaConfig.cmake ${PROJECT_BINARY_DIR}/flexrmaConfigVersion.cmake
+  DESTINATION ${FLEXRMA_CMAKE_INSTALL_DIR})
+# The build tree is usable as a package too: -Dflexrma_DIR=<build>.
+export(EXPORT flexrmaTargets NAMESPACE flexrma:: FILE ${PROJECT_BINARY_DIR}/flexrmaTargets.cmake)
+
+# ---- flexrma-run and flexrma.pc, configured at install time ----
+# The code below runs inside `cmake --install`: ${CMAKE_INSTALL_PREFIX} is the prefix of that
+# install, @VARS@ are filled in now, and the generator expression when the install script is made.
+set(_flexrma_install_code [=[
+  set(_prefix "${CMAKE_INSTALL_PREFIX}")
+  foreach(_kind IN ITEMS BIN LIB INCLUDE)
+    set(_dir "${_FLEXRMA_${_kind}DIR}")
+    if(NOT IS_ABSOLUTE "${_dir}")
+      set(_dir "${_prefix}/${_dir}")
+    endif()
+    set(_FLEXRMA_FULL_${_kind}DIR "${_dir}")
+  endforeach()
+  # flexrma-run
+  set(FLEXRMA_LIB "${_FLEXRMA_FULL_LIBDIR}/$<TARGET_SONAME_FILE_NAME:flexrma>")
+  set(FLEXRMA_PRELOAD_FIRST "@FLEXRMA_PRELOAD_FIRST@")
+  configure_file("@PROJECT_SOURCE_DIR@/scripts/flexrma-run" "@_flexrma_stage@/flexrma-run" @ONLY)
+  file(INSTALL DESTINATION "${_FLEXRMA_FULL_BINDIR}" TYPE PROGRAM FILES "@_flexrma_stage@/flexrma-run")
+  # flexrma.pc: ${prefix}-relative when the directories are under the prefix
+  set(FLEXRMA_PC_PREFIX "${_prefix}")
+  set(FLEXRMA_PC_LIBDIR "${_FLEXRMA_FULL_LIBDIR}")
+  set(FLEXRMA_PC_INCLUDEDIR "${_FLEXRMA_FULL_INCLUDEDIR}")
+  foreach(_v FLEXRMA_PC_LIBDIR FLEXRMA_PC_INCLUDEDIR)
+    string(FIND "${${_v}}" "${_prefix}/" _at)
+    if(_at EQUAL 0)
+      string(LENGTH "${_prefix}" _len)
+      string(SUBSTRING "${${_v}}" ${_len} -1 _rest)
+      set(${_v} "\${prefix}${_rest}")
+    endif()
+  endforeach()
+  set(FLEXRMA_VERSION "@PROJECT_VERSION@")
+  set(FLEXRMA_PC_REQUIRES "@FLEXRMA_PC_REQUIRES@")
+  set(FLEXRMA_PC_MPI_CFLAGS "@FLEXRMA_PC_MPI_CFLAGS@")
+  set(FLEXRMA_PC_MPI_LIBS "@FLEXRMA_PC_MPI_LIBS@")
+  configure_file("@PROJECT_SOURCE_DIR@/cmake/flexrma.pc.in" "@_flexrma_stage@/flexrma.pc" @ONLY)
+  file(INSTALL DESTINATION "${_FLEXRMA_FULL_LIBDIR}/pkgconfig" TYPE FILE FILES "@_flexrma_stage@/flexrma.pc")
+]=])
+set(_flexrma_stage "${PROJECT_BINARY_DIR}/install-stage")
+string(CONFIGURE "${_flexrma_install_code}" _flexrma_install_code @ONLY)
+install(CODE "
+  set(_FLEXRMA_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
+  set(_FLEXRMA_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+  set(_FLEXRMA_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")")
+install(CODE "${_flexrma_install_code}")
+
+# ---- the build tree's flexrma-run ----
+# Configured now, then given the library's path by file(GENERATE) once the generator knows it.
+set(FLEXRMA_LIB "$<TARGET_FILE:flexrma>")
+configure_file(${PROJECT_SOURCE_DIR}/scripts/flexrma-run ${PROJECT_BINARY_DIR}/flexrma-run.in @ONLY)
+if(CMAKE_CONFIGURATION_TYPES)
+  set(_flexrma_run_out "${PROJECT_BINARY_DIR}/$<CONFIG>/flexrma-run")
+else()
+  set(_flexrma_run_out "${PROJECT_BINARY_DIR}/flexrma-run")
+endif()
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  file(GENERATE OUTPUT ${_flexrma_run_out} INPUT ${PROJECT_BINARY_DIR}/flexrma-run.in)
+else()
+  file(GENERATE OUTPUT ${_flexrma_run_out} INPUT ${PROJECT_BINARY_DIR}/flexrma-run.in
+    FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                     WORLD_READ WORLD_EXECUTE)
+endif()
+unset(FLEXRMA_LIB)

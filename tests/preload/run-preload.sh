@@ -1,0 +1,105 @@
+#!/bin/sh
+# run-preload.sh MPIEXEC LIBFLEXRMA PROG - the interposition test.
+#
+# PROG (prog_mpi2.c) is a plain MPI-2 one-sided program linked with MPI alone. It runs on 3 ranks:
+#  1. natively, with the first Open MPI one-sided component that can run it (osc rdma, then ucx,
+#     then the default choice); Open MPI 4.1 cannot always create windows, so if none can, the
+#     program's own expected checksums (computed from a model of its operations) are the reference;
+#  2. with LD_PRELOAD=LIBFLEXRMA and FLEXRMA_STATS=1: the checksums must be the expected ones (and
+#     the native ones), and every rank must print "flexrma stats:" lines (stderr, at MPI_Finalize)
+#     showing puts, gets, accumulates and fence, post/start and lock epochs: flexrma, not the MPI
+#     library, did the work;
+#  3. preloaded with FLEXRMA_DISABLE=1 (and FLEXRMA_STATS=1): everything passes through to the
+#     MPI library, so no stats line may appear (and, where native runs work, the same checksums).
+set -u
+if [ $# -ne 3 ]; then
+    echo "usage: run-preload.sh MPIEXEC LIBFLEXRMA PROG" >&2
+    exit 2
+fi
+mpiexec=$1 lib=$2 prog=$3 np=3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-preload.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+fail() {
+    echo "run-preload: FAIL: $*"
+    failed=1
+}
+
+# run NAME ARGS...: run the program on $np ranks with extra mpiexec ARGS; output in $tmp/NAME.*
+run() {
+    name=$1
+    shift
+    "$mpiexec" -np $np --oversubscribe --bind-to none "$@" "$prog" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    echo $? >"$tmp/$name.rc"
+    echo "run-preload: $name run ($*): exit $(cat "$tmp/$name.rc")"
+    sed "s/^/  [$name] /" "$tmp/$name.out" "$tmp/$name.err"
+}
+
+# good NAME: the run exited 0 and all ranks report their expected checksums
+good() {
+    [ "$(cat "$tmp/$1.rc")" = 0 ] && grep -q "^prog_mpi2: $np of $np ranks as expected$" "$tmp/$1.out"
+}
+
+checksums() { grep '^prog_mpi2: rank' "$tmp/$1.out"; }
+
+# 1. native
+native=
+for osc in "--mca osc rdma" "--mca osc ucx" ""; do
+    # shellcheck disable=SC2086 # $osc is two words or none
+    run native $osc
+    if good native; then
+        native_osc=$osc
+        native=yes
+        break
+    fi
+done
+if [ -z "$native" ]; then
+    echo "run-preload: native Open MPI cannot run the program here; the reference is the"
+    echo "run-preload: checksums the program computes itself"
+    native_osc=
+fi
+
+# 2. preloaded
+run flexrma -x LD_PRELOAD="$lib" -x FLEXRMA_STATS=1
+good flexrma || fail "preloaded run: wrong checksums or non-zero exit"
+if [ -n "$native" ] && [ "$(checksums native)" != "$(checksums flexrma)" ]; then
+    fail "preloaded checksums differ from the native ones"
+fi
+# Per rank, over its windows: operations and epochs of every kind. The line format is
+# "flexrma stats: rank R win W: members M puts N gets N accs N bytes N epochs fence N pscw N lock N".
+awk -v np=$np '
+/^flexrma stats: rank [0-9]+ win / {
+    r = $4
+    lines[r]++
+    for (i = 5; i < NF; i++)
+        if ($i ~ /^(puts|gets|accs|bytes|fence|pscw|lock)$/)
+            n[r, $i] += $(i + 1)
+}
+END {
+    bad = 0
+    for (r = 0; r < np; r++) {
+        if (!lines[r]) { print "run-preload: FAIL: no flexrma stats line for rank " r; bad = 1; continue }
+        split("puts gets accs bytes fence pscw lock", k, " ")
+        for (j = 1; j <= 7; j++)
+            if (n[r, k[j]] <= 0) { print "run-preload: FAIL: rank " r ": no " k[j] " in the stats"; bad = 1 }
+    }
+    exit bad
+}' "$tmp/flexrma.err" || failed=1
+
+# 3. preloaded but disabled
+# shellcheck disable=SC2086
+run disabled -x LD_PRELOAD="$lib" -x FLEXRMA_DISABLE=1 -x FLEXRMA_STATS=1 $native_osc
+if grep -q "flexrma stats:" "$tmp/disabled.err"; then
+    fail "FLEXRMA_DISABLE=1 run printed flexrma stats"
+fi
+if [ -n "$native" ]; then
+    good disabled || fail "FLEXRMA_DISABLE=1 run: wrong checksums or non-zero exit"
+    [ "$(checksums native)" = "$(checksums disabled)" ] ||
+        fail "FLEXRMA_DISABLE=1 checksums differ from the native ones"
+fi
+
+if [ $failed = 0 ]; then
+    echo "run-preload: PASS"
+fi
+exit $failed
