@@ -1,7 +1,9 @@
 /* am_recv.c - the message transport, target side: receive batches, run their packets.
  *
- * Packets of a lock epoch whose lock is not yet granted are held, in order, and replayed at the
- * grant. Every operation is counted complete (fr_target_op_done) only once its data is in the
+ * A packet that may not run yet is held, and so is every later packet from the same origin in
+ * its role as origin, so they keep their order; they run when the condition clears (the lock is
+ * granted, this process posts or enters the fence; see may_run). Replies to this process's own
+ * epochs (UNLOCK_ACK) are never held behind them. Every operation is counted complete (fr_target_op_done) only once its data is in the
  * window, combined into it, or sent back; the synchronization protocols wait on those counts.
  *
  * A target re-checks every range against its own window. An operation that fails the check can
@@ -101,11 +103,14 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
     } else if (p->type == FR_PKT_GET) {
         FR_CHECK_MPI(PMPI_Isend(addr, p->count, tt->handle, src, tag, w->comm, &req));
     } else {
-        /* The origin sends elements of the one predefined type; they are combined on arrival. */
+        /* Received as MPI_PACKED (any message may be): the packed form fr_acc_apply takes, and
+         * exactly data_len bytes even when the element type has gaps (MPI_DOUBLE_INT). */
+        if (p->data_len > INT32_MAX)
+            fr_fatal("accumulate of %llu bytes exceeds an MPI count",
+                     (unsigned long long)p->data_len);
         x->tmp_len = (size_t)p->data_len;
         x->tmp = fr_xmalloc(x->tmp_len);
-        FR_CHECK_MPI(PMPI_Irecv(x->tmp, (int)(x->tmp_len / (size_t)tt->elem_size), tt->elem, src,
-                                tag, w->comm, &req));
+        FR_CHECK_MPI(PMPI_Irecv(x->tmp, (int)x->tmp_len, MPI_PACKED, src, tag, w->comm, &req));
     }
     w->target_pending++;
     fr_pending_add(req, xfer_done, x);
@@ -121,16 +126,32 @@ static void hold(fr_peer *peer, const fr_pkt *p, size_t size)
     peer->held_tail = &h->next;
 }
 
+static int is_op(const fr_pkt *p)
+{
+    return p->type == FR_PKT_PUT || p->type == FR_PKT_GET || p->type == FR_PKT_ACC;
+}
+
+/* Whether src's packet may touch this window now: its epoch must be open here. */
+static int may_run(const fr_win *w, const fr_peer *peer, const fr_pkt *p)
+{
+    fr_epoch e = is_op(p) ? (fr_epoch)p->epoch : FR_EPOCH_NONE;
+    if (e == FR_EPOCH_LOCK || p->type == FR_PKT_UNLOCK)
+        return peer->lk != FR_LK_WAITING;
+    if (e == FR_EPOCH_PSCW || p->type == FR_PKT_COMPLETE)
+        return peer->post_open; /* MPI_Win_post not called yet: keep it */
+    if (e == FR_EPOCH_FENCE || p->type == FR_PKT_FENCE_DONE)
+        return p->seq <= w->fence_count; /* this process has not entered that fence yet */
+    return 1;
+}
+
 static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
 {
     fr_peer *peer = &w->peers[src];
-    int is_op = p->type == FR_PKT_PUT || p->type == FR_PKT_GET || p->type == FR_PKT_ACC;
-    if (peer->lk == FR_LK_WAITING &&
-        ((is_op && p->epoch == FR_EPOCH_LOCK) || p->type == FR_PKT_UNLOCK)) {
+    if (p->type != FR_PKT_UNLOCK_ACK && (peer->held || !may_run(w, peer, p))) {
         hold(peer, p, size);
         return;
     }
-    if (is_op) {
+    if (is_op(p)) {
         run_op(w, src, p);
     } else if (p->type == FR_PKT_TYPE_DROP) {
         const uint64_t *ids = (const uint64_t *)(p + 1);
@@ -158,6 +179,7 @@ void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len)
 
 void fr_am_replay_held(fr_win *w, int src)
 {
+    /* Packets that still may not run are held again, in order, by run_packet. */
     fr_peer *peer = &w->peers[src];
     fr_held *h = peer->held;
     peer->held = NULL;

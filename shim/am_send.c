@@ -109,7 +109,8 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
     const fr_dtype *td = op->target_dt;
     fr_pkt h = {.type = pkt_of_kind[op->kind], .epoch = (uint8_t)op->epoch, .op = op->op_index,
                 .count = op->target_count, .disp = op->target_disp, .dtype = td->id,
-                .data_len = (uint64_t)op->bytes};
+                .data_len = (uint64_t)op->bytes,
+                .seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0};
     const void *desc = NULL;
     if (!td->predefined && !fr_u64map_get(&p->types_sent, td->id)) {
         h.flags |= FR_PKTF_TYPEDESC;

@@ -101,11 +101,11 @@ void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
     case FR_PKT_UNLOCK_ACK:
         fr_origin_unlock_acked(w, src);
         break;
-    case FR_PKT_POST:
-        fr_origin_post_seen(w, src);
-        break;
     case FR_PKT_COMPLETE:
         fr_target_complete(w, src, p->arg);
+        break;
+    case FR_PKT_FENCE_DONE:
+        fr_target_fence_done(w, src, p->seq, p->arg);
         break;
     default:
         fr_fatal("unexpected synchronization packet type %d from rank %d", p->type, src);

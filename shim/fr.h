@@ -26,6 +26,7 @@ typedef struct fr_options {
     int async_progress; /* FLEXRMA_ASYNC_PROGRESS=1: an agent thread serves incoming RMA */
     int stats;          /* FLEXRMA_STATS=1: print per-window statistics at MPI_Finalize */
     size_t eager_max;   /* FLEXRMA_EAGER_MAX: largest payload carried inside a packet (bytes) */
+    int fence_direct_max; /* FLEXRMA_FENCE_DIRECT_MAX: largest window closing fences directly */
 } fr_options;
 
 extern fr_options fr_opt;

@@ -12,6 +12,11 @@
  * message with tag data_tag, straight between user buffer and window memory, typed by the
  * origin and target datatypes (no copy through flexrma buffers).
  *
+ * A target keeps (in arrival order) the packets it may not run yet: operations of a lock epoch
+ * before the grant, of a post/start/complete/wait epoch before its MPI_Win_post, of a fence epoch
+ * before it entered the closing fence. So no origin ever waits for a target's permission: every
+ * epoch costs one message per origin-target pair (plus the ack of an unlock).
+ *
  * Processes are assumed homogeneous (same byte order and type sizes), as MPI_Pack with the
  * native representation is.
  */
@@ -32,8 +37,8 @@ typedef enum fr_pkt_type {
     FR_PKT_LOCK,         /* origin -> target: lock request (lock_type) */
     FR_PKT_UNLOCK,       /* origin -> target: release after `arg` operations from me are done */
     FR_PKT_UNLOCK_ACK,   /* target -> origin: every operation of the lock epoch is complete */
-    FR_PKT_POST,         /* target -> origin: exposure epoch opened (MPI_Win_post) */
     FR_PKT_COMPLETE,     /* origin -> target: access epoch closed after `arg` operations */
+    FR_PKT_FENCE_DONE,   /* origin -> target: fence number `seq` closed after `arg` operations */
     FR_PKT_TYPE_DROP,    /* origin -> target: forget `arg` datatype ids (uint64) that follow */
 } fr_pkt_type;
 
@@ -53,7 +58,9 @@ typedef struct fr_pkt {
     uint32_t data_tag;   /* tag of the separate data message when not inline */
     int64_t disp;        /* target displacement, in the target's displacement units */
     uint64_t dtype;      /* target datatype id (dtype.h) */
-    uint64_t arg;        /* UNLOCK/COMPLETE: my cumulative operation count; TYPE_DROP: ids */
+    uint64_t arg;        /* UNLOCK/COMPLETE/FENCE_DONE: my cumulative operation count to the
+                            receiver; TYPE_DROP: number of ids */
+    uint64_t seq;        /* fence-epoch operation, FENCE_DONE: number of the closing fence */
     uint64_t desc_len;   /* bytes of datatype description (or TYPE_DROP id list) */
     uint64_t data_len;   /* bytes of packed data */
 } fr_pkt;

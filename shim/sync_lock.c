@@ -9,7 +9,7 @@
  *
  * Target (seed 000 section 2, fairness). A request is granted at once when the window is not
  * locked, or when it is shared, the window is held shared and nobody is queued; otherwise it is
- * queued, and the packets behind it in its batch are held until the grant. When the last holder
+ * queued, and the packets behind it in its batch are held until the grant (am_recv.c). When the last holder
  * releases, the head of the queue is granted: an exclusive request alone, or every shared
  * request up to the next exclusive one. A queued exclusive request thus blocks later shared
  * ones, and nobody starves.
@@ -56,12 +56,11 @@ static void queue_pop(fr_win *w)
 static void grant(fr_win *w, int src, int type)
 {
     fr_peer *p = &w->peers[src];
-    int was_waiting = p->lk == FR_LK_WAITING;
     w->lk_mode = type;
     w->lk_holders++;
     p->lk = FR_LK_GRANTED;
     p->lk_type = type;
-    if (was_waiting)
+    if (p->held)
         fr_am_replay_held(w, src);
 }
 

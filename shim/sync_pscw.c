@@ -1,15 +1,21 @@
-/* sync_pscw.c - MPI_Win_post/start/complete/wait/test (seed 001 section 4.2).
+/* sync_pscw.c - MPI_Win_post/start/complete/wait/test (after seed 001 section 4.2).
  *
  * Protocol.
- *   post(group)   target: send a POST packet to every origin in group, unless MPI_MODE_NOCHECK.
+ *   post(group)   target: open the exposure epoch to each origin of group and run the packets
+ *                 they already sent for it (kept by the transport until now). Nothing is sent.
  *   start(group)  origin: remember the group; nothing is sent.
  *   RMA calls     origin: queued.
- *   complete      origin: for each target, wait for its POST (unless MPI_MODE_NOCHECK), then
- *                 issue the queued operations followed by a COMPLETE packet carrying how many
- *                 operations I have sent that target in all; wait for local completion.
+ *   complete      origin: for each target, issue the queued operations followed by a COMPLETE
+ *                 packet carrying how many operations I have sent that target in all; wait for
+ *                 local completion.
  *   wait/test     target: done when every origin of the group sent COMPLETE and every operation
  *                 up to the count it announced has completed here.
- * The only wait an origin ever does is for the POST, and MPI_MODE_NOCHECK removes it.
+ * Seed 001 has complete wait for a zero-byte post message, which MPI_MODE_NOCHECK removes.
+ * flexrma goes one step further and never sends it: MPI allows complete to return before the
+ * matching post, and a target keeps early packets until it posts, so an epoch costs one message
+ * per origin-target pair with or without MPI_MODE_NOCHECK (accepted, and then changes nothing).
+ * A large put's data message completes, and so lets complete return, only once the target has
+ * posted: the data goes straight into the window, never into a buffer.
  *
  * Memory ordering: as for fence, every store into this process's window is its own (it receives,
  * unpacks and reduces), and is counted before MPI_Win_wait returns.
@@ -39,14 +45,14 @@ static int post(fr_win *w, MPI_Group group, int assert)
     w->post_active = 1;
     w->post_ranks = ranks;
     w->npost = n;
-    for (int i = 0; i < n; i++)
-        w->peers[ranks[i]].in_post = 1;
-    if (!(assert & MPI_MODE_NOCHECK)) {
-        fr_pkt pkt = {.type = FR_PKT_POST};
-        for (int i = 0; i < n; i++)
-            w->peers[ranks[i]].tp->notify(w, ranks[i], &pkt);
-    }
     w->fence = FR_FENCE_OFF;
+    for (int i = 0; i < n; i++) {
+        fr_peer *p = &w->peers[ranks[i]];
+        p->in_post = 1;
+        p->post_open = 1;
+        if (p->held)
+            fr_am_replay_held(w, ranks[i]);
+    }
     return MPI_SUCCESS;
 }
 
@@ -55,6 +61,7 @@ void fr_target_complete(fr_win *w, int src, uint64_t upto)
     fr_peer *p = &w->peers[src];
     p->complete_seen = 1;
     p->complete_upto = upto;
+    p->post_open = 0; /* what it sends next belongs to my next exposure epoch */
 }
 
 static int exposure_done(void *arg)
@@ -104,8 +111,6 @@ static int test_exposure(fr_win *w, int *flag)
 
 /* ---- origin side ---- */
 
-void fr_origin_post_seen(fr_win *w, int src) { w->peers[src].posts_seen++; }
-
 static int start(fr_win *w, MPI_Group group, int assert)
 {
     if (assert & ~START_ASSERTS)
@@ -121,24 +126,12 @@ static int start(fr_win *w, MPI_Group group, int assert)
     if (rc)
         return rc;
     w->start_active = 1;
-    w->start_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
     w->start_ranks = ranks;
     w->nstart = n;
     for (int i = 0; i < n; i++)
         w->peers[ranks[i]].in_start = 1;
     w->fence = FR_FENCE_OFF;
     return MPI_SUCCESS;
-}
-
-typedef struct post_wait {
-    fr_win *w;
-    int target;
-} post_wait;
-
-static int post_arrived(void *arg)
-{
-    post_wait *pw = arg;
-    return pw->w->peers[pw->target].posts_seen > 0;
 }
 
 static int origin_quiet(void *arg)
@@ -155,11 +148,6 @@ static int complete(fr_win *w)
     for (int i = 0; i < w->nstart; i++) {
         int t = w->start_ranks[i];
         fr_peer *p = &w->peers[t];
-        if (!w->start_nocheck) {
-            post_wait pw = {w, t};
-            fr_wait_until(post_arrived, &pw);
-            p->posts_seen--;
-        }
         fr_pkt done = {.type = FR_PKT_COMPLETE, .arg = p->ops_sent + p->q.n};
         int trc = p->tp->flush(w, t, NULL, &done);
         if (rc == MPI_SUCCESS)

@@ -21,7 +21,7 @@ typedef struct fr_transport {
     /* Issue every queued operation of `target` (emptying its queue), preceded by `lead` and
      * followed by `trail` when they are not NULL. Returns without waiting for completion. */
     int (*flush)(fr_win *w, int target, const fr_pkt *lead, const fr_pkt *trail);
-    /* Send one synchronization packet that carries no data (POST, UNLOCK_ACK). */
+    /* Send one synchronization packet that carries no data (UNLOCK_ACK). */
     int (*notify)(fr_win *w, int target, const fr_pkt *pkt);
 } fr_transport;
 
@@ -34,21 +34,21 @@ void fr_transport_select(fr_win *w);
 /* ---- target-side protocol (sync_*.c) ---- */
 /* An operation from src finished at this target (data stored, combined, or sent back). */
 void fr_target_op_done(fr_win *w, int src, fr_epoch epoch);
-void fr_origin_post_seen(fr_win *w, int src);                /* src posted to me (I am origin) */
 void fr_target_complete(fr_win *w, int src, uint64_t upto);
+void fr_target_fence_done(fr_win *w, int src, uint64_t seq, uint64_t upto);
 /* Lock request of src; returns non-zero if granted at once. */
 int fr_target_lock(fr_win *w, int src, int lock_type);
 void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
 /* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
 void fr_lock_op_done(fr_win *w, int src);
 void fr_origin_unlock_acked(fr_win *w, int src);
-/* Dispatch a synchronization packet (LOCK, UNLOCK, UNLOCK_ACK, POST, COMPLETE) from src. */
+/* Dispatch a synchronization packet (LOCK, UNLOCK, UNLOCK_ACK, COMPLETE, FENCE_DONE) from src. */
 void fr_sync_packet(fr_win *w, int src, const fr_pkt *p);
 
 /* ---- message transport internals shared by its files (am_*.c) ---- */
 /* Handle one batch that src sent me. */
 void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len);
-/* Replay the packets held for src now that its lock is granted. */
+/* Run the packets held for src that may now run (a lock was granted, a post or fence entered). */
 void fr_am_replay_held(fr_win *w, int src);
 /* Receive and dispatch every batch waiting on w; returns the number handled. */
 int fr_am_poll(fr_win *w);

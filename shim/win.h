@@ -76,7 +76,6 @@ typedef struct fr_peer {
     int lock_nocheck;
     int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
     int in_start;              /* member of my current access group (PSCW) */
-    int posts_seen;            /* POST notices received and not yet consumed */
     fr_u64map types_sent;      /* ids of my derived datatypes it has cached */
     uint64_t *types_drop;      /* ids it should forget, sent with my next packet to it */
     size_t ntypes_drop, cap_types_drop;
@@ -84,6 +83,10 @@ typedef struct fr_peer {
     /* --- this process as target, the member as origin --- */
     uint64_t ops_done;         /* its operations completed here, cumulative */
     int in_post;               /* member of my current exposure group (PSCW) */
+    int post_open;             /* I posted to it and its COMPLETE has not arrived: its
+                                  post/start/complete/wait packets may run */
+    uint64_t fence_seq;        /* number of the last fence it told me it closed (FENCE_DONE) */
+    uint64_t fence_upto;       /* ... covering its operations up to this count */
     int complete_seen;         /* its COMPLETE for my current exposure epoch arrived */
     uint64_t complete_upto;    /* ... covering its operations up to this count */
     fr_lockstate lk;           /* its lock request on my window */
@@ -91,7 +94,7 @@ typedef struct fr_peer {
     int unlock_seen;           /* its UNLOCK arrived; release once ops_done >= unlock_upto */
     int unlock_nocheck;
     uint64_t unlock_upto;
-    fr_held *held, **held_tail;/* its lock-epoch packets waiting for the grant */
+    fr_held *held, **held_tail;/* its packets waiting until they may run (packet.h), in order */
     fr_u64map types_recv;      /* its datatypes rebuilt here: id -> fr_rxtype */
 } fr_peer;
 
@@ -125,7 +128,8 @@ typedef struct fr_win {
     /* access epochs of this process (origin side) */
     fr_fence_state fence;
     uint64_t fence_ops;        /* operations issued in the current fence epoch */
-    int start_active, start_nocheck;
+    uint64_t fence_count;      /* MPI_Win_fence calls this process has entered */
+    int start_active;
     int *start_ranks, nstart;
     int nlocks;                /* members I hold a lock epoch on */
 
