@@ -3,15 +3,19 @@
 #include "tap.h"
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *lines;          /* this rank's records, '\n'-terminated */
 static size_t len, cap;
 static int planned = -1;     /* -1: tap_plan() never called */
 static int ran, failed;
+static char last[256] = "(none)"; /* the last result's description, for a crash report */
+static int crash_rank = -1;
 
 static int my_rank(void)
 {
@@ -84,6 +88,7 @@ static int result(const char *file, int line, int cond, const char *fmt, va_list
     snprintf(prefix, sizeof prefix, "%s - [rank %d] ", cond ? "ok" : "not ok", my_rank());
     record(prefix, desc, 1);
     ran++;
+    snprintf(last, sizeof last, "%.*s", (int)sizeof last - 1, desc);
     if (!cond) {
         failed++;
         diag("  Failed test at %s line %d.", file, line);
@@ -148,9 +153,33 @@ void skip(int n, const char *why)
         record(prefix, why, 0);
 }
 
+/* A crash loses the buffered results: say on stderr how far this rank got, then let the
+ * previous handler (Open MPI's backtrace, or the default) deal with the signal. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static struct sigaction previous[sizeof fatal_signals / sizeof *fatal_signals];
+
+static void on_fatal_signal(int sig)
+{
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "# [rank %d] signal %d after %d tests; last: %s\n",
+                     crash_rank, sig, ran, last);
+    if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+        n = 0;
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+        if (fatal_signals[i] == sig)
+            sigaction(sig, &previous[i], NULL); /* the fault recurs on return, or abort() goes on */
+}
+
 void tap_plan(int n_per_rank)
 {
     planned = n_per_rank;
+    crash_rank = my_rank();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+        sigaction(fatal_signals[i], &sa, &previous[i]);
 }
 
 int tap_done(void)

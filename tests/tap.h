@@ -13,8 +13,9 @@
  * A rank that ran a different number of tests than it planned adds a "not ok" line saying so.
  * tap_done() returns 0 only if every rank passed everything; main() returns it.
  *
- * Failures are also written to stderr at once (every result with TAP_VERBOSE=1), so a test that
- * later hangs or aborts still shows what went wrong before. */
+ * Failures are also written to stderr at once (every result with TAP_VERBOSE=1), and a rank
+ * killed by a fatal signal says on stderr how many tests it had run and which was the last, so a
+ * test that hangs or crashes before tap_done() still shows how far it got. */
 #ifndef FLEXRMA_TAP_H
 #define FLEXRMA_TAP_H
 

@@ -13,8 +13,9 @@
 #include <complex.h>
 #include <stdbool.h>
 
-#define COUNT 8   /* elements per case */
-#define ELEM 16   /* largest element extent (double complex, double_int) */
+#define COUNT 8      /* elements per case... */
+#define LARGE 9000   /* ...and again with more than flexrma's default eager size (8 KiB) */
+#define ELEM 16      /* largest element extent (double complex, double_int) */
 
 enum tkind { T_INT, T_UNSIGNED, T_LL, T_FLOAT, T_DOUBLE, T_SCHAR, T_UCHAR, T_BYTE, T_BOOL,
              T_DCOMPLEX, T_2INT, T_DOUBLE_INT, T__N };
@@ -82,10 +83,10 @@ static int applies(int op, int t)
 
 /* Element i contributed by `who` (a rank; 100 + rank for a window's initial value), as a small
  * integer v (and aux: imaginary part or location) chosen to suit the operation. */
-static long long value(int op, int t, int who, int i, long long *aux)
+static long long value(int op, int t, int who, int i_full, long long *aux)
 {
     static const int prod[] = {1, 2, -1, -2};
-    int unsig = t == T_UNSIGNED || t == T_UCHAR;
+    int unsig = t == T_UNSIGNED || t == T_UCHAR, i = i_full % 13; /* sums fit a signed char */
     *aux = 0;
     switch (op) {
     case O_PROD:
@@ -105,11 +106,11 @@ static long long value(int op, int t, int who, int i, long long *aux)
     case O_BAND: case O_BOR: case O_BXOR:
         return (who * 37 + i * 11 + 5) & 0x7f;
     case O_MAXLOC: case O_MINLOC:
-        *aux = who * 10 + i; /* ties on the value are frequent: the lower location wins */
+        *aux = who * 10 + i_full; /* ties on the value are frequent: the lower location wins */
         return (who + i) % 3;
     default: /* REPLACE */
-        *aux = -(who * 100 + i + 1);
-        return who * 100 + i + 1;
+        *aux = -(who * 100 + i_full + 1);
+        return who * 100 + i_full + 1;
     }
 }
 
@@ -130,21 +131,21 @@ static void store(int t, void *p, long long v, long long aux)
     }
 }
 
-static void fill(int op, int t, int who, unsigned char *buf)
+static void fill(int op, int t, int who, unsigned char *buf, int count)
 {
-    memset(buf, 0, COUNT * ELEM); /* padding bytes too */
-    for (int i = 0; i < COUNT; i++) {
+    memset(buf, 0, (size_t)count * ELEM); /* padding bytes too */
+    for (int i = 0; i < count; i++) {
         long long aux, v = value(op, t, who, i, &aux);
         store(t, buf + i * types[t].ext, v, aux);
     }
 }
 
-/* 1 if the COUNT elements are equal; floating point by value, since the sign of a zero
+/* 1 if the count elements are equal; floating point by value, since the sign of a zero
  * depends on the order in which the origins' contributions were applied. */
-static int same_elements(int t, const unsigned char *got, const unsigned char *exp)
+static int same_elements(int t, const unsigned char *got, const unsigned char *exp, int count)
 {
     const size_t ext = types[t].ext;
-    for (int i = 0; i < COUNT; i++) {
+    for (int i = 0; i < count; i++) {
         const void *g = got + i * ext, *e = exp + i * ext;
         int eq;
         switch (t) {
@@ -166,57 +167,63 @@ static int same_elements(int t, const unsigned char *got, const unsigned char *e
     return 1;
 }
 
-static unsigned char *mem; /* COUNT * ELEM bytes, disp_unit 1 */
+static unsigned char *mem; /* LARGE * ELEM bytes, disp_unit 1 */
 static MPI_Win win;
 
-/* Every rank accumulates COUNT elements into every rank at once; compare with the reference
+/* Every rank accumulates `count` elements into every rank at once; compare with the reference
  * (1 test). For REPLACE the winner of each element is not defined: it must be one whole
  * contribution. */
-static void one_case(int op, int t)
+static void one_case(int op, int t, int count)
 {
-    const size_t ext = types[t].ext;
-    unsigned char src[COUNT * ELEM], exp[COUNT * ELEM], tmp[COUNT * ELEM];
-    fill(op, t, 100 + rank, mem);
-    fill(op, t, rank, src);
+    const size_t ext = types[t].ext, bytes = (size_t)count * ELEM;
+    unsigned char *src = xmalloc(bytes), *exp = xmalloc(bytes), *tmp = xmalloc(bytes);
+    fill(op, t, 100 + rank, mem, count);
+    fill(op, t, rank, src, count);
     MPI_Win_fence(0, win);
     for (int d = 0; d < nprocs; d++)
-        MPI_Accumulate(src, COUNT, types[t].type, (rank + d) % nprocs, 0, COUNT, types[t].type,
+        MPI_Accumulate(src, count, types[t].type, (rank + d) % nprocs, 0, count, types[t].type,
                        ops[op], win);
     MPI_Win_fence(0, win);
 
     if (op == O_REPLACE) {
         int bad = 0;
-        for (int i = 0; i < COUNT; i++) {
+        unsigned char *all = xmalloc(bytes * (size_t)nprocs);
+        for (int r = 0; r < nprocs; r++)
+            fill(op, t, r, all + r * bytes, count);
+        for (int i = 0; i < count; i++) {
             int match = 0;
-            for (int r = 0; r < nprocs && !match; r++) {
-                fill(op, t, r, tmp);
-                match = !memcmp(mem + i * ext, tmp + i * ext, ext);
-            }
+            for (int r = 0; r < nprocs && !match; r++)
+                match = !memcmp(mem + i * ext, all + r * bytes + i * ext, ext);
             bad += !match;
         }
-        is_int(bad, 0, "REPLACE on %s from all ranks at once: elements that are no rank's value",
-               types[t].name);
+        free(all);
+        is_int(bad, 0, "REPLACE of %d %s from all ranks at once: elements that are no rank's value",
+               count, types[t].name);
     } else {
-        fill(op, t, 100 + rank, exp);
+        fill(op, t, 100 + rank, exp, count);
         for (int r = 0; r < nprocs; r++) {
-            fill(op, t, r, tmp);
-            MPI_Reduce_local(tmp, exp, COUNT, types[t].type, ops[op]);
+            fill(op, t, r, tmp, count);
+            MPI_Reduce_local(tmp, exp, count, types[t].type, ops[op]);
         }
-        ok(same_elements(t, mem, exp), "%s on %s from all ranks at once", op_name[op],
-           types[t].name);
+        ok(same_elements(t, mem, exp, count), "%s of %d %s from all ranks at once", op_name[op],
+           count, types[t].name);
     }
+    free(src);
+    free(exp);
+    free(tmp);
     MPI_Barrier(MPI_COMM_WORLD); /* the next case rewrites the window before its fence */
 }
 
-static int matrix(int run)
+/* Run (or just count) every (op, type) case with `count` elements. */
+static int matrix(int count)
 {
     int n = 0;
     for (int op = 0; op < O__N; op++)
         for (int t = 0; t < T__N; t++)
             if (applies(op, t)) {
                 n++;
-                if (run)
-                    one_case(op, t);
+                if (count)
+                    one_case(op, t, count);
             }
     return n;
 }
@@ -225,13 +232,13 @@ static int matrix(int run)
 static void single_replace(void)
 {
     unsigned char src[COUNT * ELEM], exp[COUNT * ELEM];
-    fill(O_SUM, T_DOUBLE_INT, 100 + rank, mem);
-    fill(O_REPLACE, T_DOUBLE_INT, rank, src);
+    fill(O_SUM, T_DOUBLE_INT, 100 + rank, mem, COUNT);
+    fill(O_REPLACE, T_DOUBLE_INT, rank, src, COUNT);
     MPI_Win_fence(0, win);
     MPI_Accumulate(src, COUNT, MPI_DOUBLE_INT, right(), 0, COUNT, MPI_DOUBLE_INT, MPI_REPLACE, win);
     MPI_Win_fence(0, win);
-    fill(O_REPLACE, T_DOUBLE_INT, left(), exp);
-    ok(same_elements(T_DOUBLE_INT, mem, exp), "REPLACE on MPI_DOUBLE_INT from one origin");
+    fill(O_REPLACE, T_DOUBLE_INT, left(), exp, COUNT);
+    ok(same_elements(T_DOUBLE_INT, mem, exp, COUNT), "REPLACE on MPI_DOUBLE_INT from one origin");
 }
 
 /* Atomicity under shared locks held by every rank at the same time (4 tests). */
@@ -315,11 +322,12 @@ int main(int argc, char **argv)
     test_init(&argc, &argv);
     init_types();
     init_ops();
-    tap_plan(matrix(0) + 1 + 4);
-    MPI_Alloc_mem(COUNT * ELEM, MPI_INFO_NULL, &mem);
-    MPI_Win_create(mem, COUNT * ELEM, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    tap_plan(2 * matrix(0) + 1 + 4);
+    MPI_Alloc_mem(LARGE * ELEM, MPI_INFO_NULL, &mem);
+    MPI_Win_create(mem, LARGE * ELEM, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 
-    matrix(1);
+    matrix(COUNT);
+    matrix(LARGE);
     single_replace();
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     atomicity();

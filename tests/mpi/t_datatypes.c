@@ -12,8 +12,8 @@
  * unpacking into a copy of the destination with the other type is what the RMA call must do. */
 #include "common.h"
 
-#define WIN_BYTES 8192
-#define ORG_BYTES 8192
+#define WIN_BYTES 65536
+#define ORG_BYTES 65536
 #define ORG_OFF 512 /* origin data start: room for negative displacements */
 
 enum kind { PUT, GET, ACC_SUM, ACC_REPLACE };
@@ -124,6 +124,13 @@ static MPI_Datatype vector_4x3s5(void) /* 12 ints */
 {
     MPI_Datatype t;
     MPI_Type_vector(4, 3, 5, MPI_INT, &t);
+    return commit(t);
+}
+
+static MPI_Datatype vector_2000x3s5(void) /* 6000 ints: more than an eager message */
+{
+    MPI_Datatype t;
+    MPI_Type_vector(2000, 3, 5, MPI_INT, &t);
     return commit(t);
 }
 
@@ -283,7 +290,7 @@ static MPI_Datatype dup_vector(void)
     return t;
 }
 
-/* 17 cases x 4 kinds */
+/* 19 cases x 4 kinds; the last two move more than flexrma's default eager size (8 KiB) */
 static void layouts(void)
 {
     all_kinds("vector origin, contiguous target", vector_4x3s5, 1, 64, 12, NULL);
@@ -303,15 +310,19 @@ static void layouts(void)
     all_kinds("nested struct/hvector/indexed to vector", nested_11, 1, 200, 11, resized_int_12);
     all_kinds("vector of indexed to dup of vector", vec_of_indexed, 1, 300, 1, dup_vector);
     all_kinds("count 3 of a vector to count 6 of contiguous(6)", vector_4x3s5, 3, 512, 6, contig6);
+    all_kinds("large vector (6000 ints) to contiguous", vector_2000x3s5, 1, 4, 6000, NULL);
+    all_kinds("1500 structs of ints to resized ints", struct_ints, 1500, 8, 4500, resized_int_12);
 }
 
-/* Mixed-type struct: put and get only (accumulate needs one element type) (2 tests). */
+/* Mixed-type struct: put and get only (accumulate needs one element type), small and large
+ * (4 tests). */
 static void mixed_struct(void)
 {
-    one_case("struct {int[2], double, char[3]} to another layout", PUT, 2, struct_mixed(0), 64, 2,
-             struct_mixed(1));
-    one_case("struct {int[2], double, char[3]} to another layout", GET, 2, struct_mixed(0), 64, 2,
-             struct_mixed(1));
+    for (int k = PUT; k <= GET; k++)
+        for (int count = 2; count <= 1000; count += 998)
+            one_case(count == 2 ? "2 structs {int[2], double, char[3]} to another layout"
+                                : "1000 structs {int[2], double, char[3]} to another layout",
+                     (enum kind)k, count, struct_mixed(0), 64, count, struct_mixed(1));
 }
 
 /* Types freed by the user right after the call, before the closing fence (4 tests). */
@@ -398,7 +409,7 @@ static void recycled_in_one_epoch(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(17 * 4 + 2 + 4 + 1 + 1 + 3);
+    tap_plan(19 * 4 + 4 + 4 + 1 + 1 + 3);
     MPI_Alloc_mem(WIN_BYTES, MPI_INFO_NULL, &mem);
     MPI_Win_create(mem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 

@@ -181,6 +181,33 @@ static void many_epochs(int n_epochs)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_Win_fence(MPI_MODE_NOPRECEDE) completes nothing, so it can return on the others while rank
+ * 0 has not called it yet; their puts must still wait for rank 0's fence (MPI-2.2 11.5.1: they
+ * access a target only after it called that fence). Rank 0 lingers, making progress, and reads
+ * the region they write, which must not change until it calls the fence. */
+static void no_early_arrival(void)
+{
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win); /* no epoch is open now */
+    if (rank == 0) {
+        int flag;
+        double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < 0.3)
+            MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        ok(same_ints(region(w.buf, 2), region(model, 2), K),
+           "puts issued after fence(NOPRECEDE) wait for the target's own fence");
+    }
+    MPI_Win_fence(MPI_MODE_NOPRECEDE, w.win);
+    if (rank != 0) {
+        buf[0] = pat(rank, 0, 900);
+        MPI_Put(buf, 1, MPI_INT, 0, 2 * K + rank, 1, MPI_INT, w.win);
+    } else {
+        for (int o = 1; o < nprocs; o++)
+            model[2 * K + o] = pat(o, 0, 900);
+    }
+    MPI_Win_fence(0, w.win);
+    check_window("puts after fence(NOPRECEDE) while the target lingered");
+}
+
 /* 1 MiB each way on a window of bytes (disp_unit 1), then single bytes at odd offsets. */
 static void sizes(void)
 {
@@ -238,7 +265,7 @@ static void sizes(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(6 + 1 + 2 + 4 + 1 + 4);
+    tap_plan(6 + 1 + 2 + 4 + 1 + (rank == 0 ? 2 : 1) + 4);
 
     iwin_create(&w, NREG * K);
     memset(model, 0, sizeof model);
@@ -250,6 +277,7 @@ int main(int argc, char **argv)
     self_ops();
     no_ops();
     many_epochs(300);
+    no_early_arrival();
     sizes();
 
     MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win);

@@ -1,7 +1,8 @@
 /* t_lock.c - passive target synchronization (MPI_Win_lock/unlock): shared and exclusive locks;
  * puts, gets and accumulates; epochs with one small operation (the cases an implementation may
  * shortcut) and with many; a lock on oneself around local loads and stores; counters that every
- * rank increments many times under exclusive and under shared locks, which must come out exact. */
+ * rank increments many times under exclusive and under shared locks, which must come out exact;
+ * MPI_MODE_NOCHECK; a 256 KiB transfer. */
 #include "common.h"
 
 #define K 16
@@ -209,6 +210,30 @@ static void self_lock(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_MODE_NOCHECK: while every rank only takes shared locks (no conflicting lock exists), each
+ * puts into its own region of every rank. */
+static void nocheck(void)
+{
+    int src[K], *mine = xmalloc(w.n * sizeof(int)), bad = 0;
+    for (int i = 0; i < K; i++)
+        src[i] = pat(rank, i, 15);
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody holds or asks for an exclusive lock from here... */
+    for (int d = 0; d < nprocs; d++) {
+        int t = (rank + d) % nprocs;
+        MPI_Win_lock(MPI_LOCK_SHARED, t, MPI_MODE_NOCHECK, w.win);
+        MPI_Put(src, K, MPI_INT, t, rank * K, K, MPI_INT, w.win);
+        MPI_Win_unlock(t, w.win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* ...to here */
+    read_own(&w, mine);
+    for (int r = 0; r < nprocs; r++)
+        for (int i = 0; i < K; i++)
+            bad += region(mine, r)[i] != pat(r, i, 15);
+    is_int(bad, 0, "puts under shared locks with MPI_MODE_NOCHECK: wrong ints");
+    free(mine);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* 256 KiB put under an exclusive lock, read back by a get under a shared lock. */
 static void large(void)
 {
@@ -238,7 +263,7 @@ static void large(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(1 + 1 + 2 + 3 + 2 + 3 + 1);
+    tap_plan(1 + 1 + 2 + 3 + 2 + 3 + 1 + 1);
     iwin_create(&w, (size_t)2 * nprocs * K + 2 + K + 1);
     MPI_Barrier(MPI_COMM_WORLD); /* everyone's window is zeroed before anyone locks it */
 
@@ -248,6 +273,7 @@ int main(int argc, char **argv)
     single_op_epochs();
     multi_op_epoch();
     self_lock();
+    nocheck();
     large();
 
     iwin_free(&w);

@@ -22,10 +22,11 @@ static MPI_Group one(int r) { return world_subgroup(&r, 1); }
 
 static int *region(int r) { return w.buf + r * K; }
 
+static int sent_sum[K]; /* what we accumulated into the right neighbour so far */
+
 /* One ring epoch: expose to the left neighbour, access the right one. Put into its region
  * `rank`, accumulate into its region nprocs (a running sum), and get its region nprocs+1, where
  * it copied that sum after the previous epoch. Returns 1 if anything was wrong. */
-static int sent_sum[K]; /* what we accumulated into the right neighbour so far */
 
 static int ring_epoch(int e, int assert, int barrier)
 {

@@ -50,7 +50,7 @@ static void exercise(MPI_Win win, MPI_Comm comm, unsigned char *mem, MPI_Aint si
         if (sizes[t] >= need)
             MPI_Put(&vals[t], 1, MPI_INT, t, 8 * (1 + me) / units[t], 1, MPI_INT, win);
     }
-    MPI_Win_fence(0, win);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
 
     if (size >= need) {
         unsigned char *exp = xmalloc((size_t)size);
@@ -70,11 +70,32 @@ static void exercise(MPI_Win win, MPI_Comm comm, unsigned char *mem, MPI_Aint si
 
 static int units[3] = {1, 4, 8};
 
+/* Epochs of different kinds open on two windows at once: a lock epoch on A inside a fence epoch
+ * on B. Each rank puts one int at byte 48 of its right neighbour in both (2 tests). */
+static void interleaved(MPI_Win a, unsigned char *mem_a, MPI_Win b, unsigned char *mem_b)
+{
+    const int off = 48, va = pat(rank, 1, 1), vb = pat(rank, 2, 2);
+    int got;
+    MPI_Win_fence(0, b);
+    MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, a);
+    MPI_Put(&va, 1, MPI_INT, right(), off / units[right() % 3], 1, MPI_INT, a);
+    MPI_Put(&vb, 1, MPI_INT, right(), off / 8, 1, MPI_INT, b);
+    MPI_Win_unlock(right(), a);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, b);
+    memcpy(&got, mem_b + off, sizeof got);
+    is_int(got, pat(left(), 2, 2), "fence epoch on one window around a lock epoch on another");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, a);
+    memcpy(&got, mem_a + off, sizeof got);
+    MPI_Win_unlock(rank, a);
+    is_int(got, pat(left(), 1, 1), "lock epoch on one window inside a fence epoch on another");
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     const int zero_here = rank % 2;  /* window C: odd ranks contribute no memory */
-    tap_plan(4 + 6 + (zero_here ? 3 : 4) + 1 + 2 + 6 + 5);
+    tap_plan(4 + 6 + (zero_here ? 3 : 4) + 2 + 1 + 2 + 6 + 5);
 
     /* A: malloc'ed memory, a different size and displacement unit on each rank. */
     MPI_Aint size_a = 64 + 8 * rank;
@@ -108,6 +129,7 @@ int main(int argc, char **argv)
     exercise(win_a, MPI_COMM_WORLD, mem_a, size_a, unit_a, "malloc window, again after another");
     check_attrs(win_c, mem_c, size_c, 4, zero_here ? "size-0 member" : "window with size-0 members");
     exercise(win_c, MPI_COMM_WORLD, mem_c, size_c, 4, "window with size-0 members");
+    interleaved(win_a, mem_a, win_b, mem_b);
 
     /* The window's group is the communicator's. */
     MPI_Group wg, cg;

@@ -17,6 +17,10 @@ if [ $# -ne 3 ]; then
     exit 2
 fi
 mpiexec=$1 lib=$2 prog=$3 np=3
+# A sanitizer build of flexrma needs its ASan runtime loaded before everything else.
+preload=$lib
+asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
+[ -n "$asan" ] && preload=$asan:$lib
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-preload.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 failed=0
@@ -61,7 +65,7 @@ if [ -z "$native" ]; then
 fi
 
 # 2. preloaded
-run flexrma -x LD_PRELOAD="$lib" -x FLEXRMA_STATS=1
+run flexrma -x LD_PRELOAD="$preload" -x FLEXRMA_STATS=1
 good flexrma || fail "preloaded run: wrong checksums or non-zero exit"
 if [ -n "$native" ] && [ "$(checksums native)" != "$(checksums flexrma)" ]; then
     fail "preloaded checksums differ from the native ones"
@@ -89,7 +93,7 @@ END {
 
 # 3. preloaded but disabled
 # shellcheck disable=SC2086
-run disabled -x LD_PRELOAD="$lib" -x FLEXRMA_DISABLE=1 -x FLEXRMA_STATS=1 $native_osc
+run disabled -x LD_PRELOAD="$preload" -x FLEXRMA_DISABLE=1 -x FLEXRMA_STATS=1 $native_osc
 if grep -q "flexrma stats:" "$tmp/disabled.err"; then
     fail "FLEXRMA_DISABLE=1 run printed flexrma stats"
 fi
