@@ -79,13 +79,8 @@ void fr_windows_forget_type(uint64_t id)
             fr_peer *p = &w->peers[r];
             if (!fr_u64map_del(&p->types_sent, id))
                 continue;
-            if (p->ntypes_drop == p->cap_types_drop) {
-                size_t cap = p->cap_types_drop ? p->cap_types_drop * 2 : 8, bytes;
-                if (fr_mul_size(cap, sizeof *p->types_drop, &bytes))
-                    fr_fatal("datatype drop list overflow");
-                p->types_drop = fr_xrealloc(p->types_drop, bytes);
-                p->cap_types_drop = cap;
-            }
+            fr_grow(&p->types_drop, &p->cap_types_drop, p->ntypes_drop + 1,
+                    sizeof *p->types_drop);
             p->types_drop[p->ntypes_drop++] = id;
         }
 }

@@ -74,6 +74,9 @@ static inline int fr_mul_size(size_t a, size_t b, size_t *out)
 void *fr_xmalloc(size_t n);                 /* aborts the job on exhaustion */
 void *fr_xcalloc(size_t n, size_t size);    /* idem, overflow-checked */
 void *fr_xrealloc(void *p, size_t n);       /* idem */
+/* Make the array *pp (capacity *cap elements of elem bytes) hold at least need elements,
+ * doubling; overflow-checked. */
+void fr_grow(void *pp, size_t *cap, size_t need, size_t elem);
 
 /* Abort the job on an internal invariant violation or an unexpected MPI failure. */
 void fr_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -144,6 +144,20 @@ void *fr_xrealloc(void *p, size_t n)
     return q;
 }
 
+void fr_grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return;
+    size_t n = *cap ? *cap : 8, bytes;
+    while (n < need)
+        if (fr_mul_size(n, 2, &n))
+            fr_fatal("array of %zu elements overflows", need);
+    if (fr_mul_size(n, elem, &bytes))
+        fr_fatal("array of %zu x %zu bytes overflows", n, elem);
+    *(void **)pp = fr_xrealloc(*(void **)pp, bytes);
+    *cap = n;
+}
+
 void fr_fatal(const char *fmt, ...)
 {
     va_list ap;

@@ -1,17 +1,9 @@
 /* opq.c - the per-target queue of operations waiting for the closing synchronization. */
 #include "win.h"
 
-#include <stdlib.h>
-
 void fr_opq_push(fr_opq *q, const fr_op *op)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 8, bytes;
-        if (fr_mul_size(cap, sizeof *q->ops, &bytes))
-            fr_fatal("operation queue overflow");
-        q->ops = fr_xrealloc(q->ops, bytes);
-        q->cap = cap;
-    }
+    fr_grow(&q->ops, &q->cap, q->n + 1, sizeof *q->ops);
     q->ops[q->n++] = *op;
     fr_dtype_retain(op->origin_dt);
     fr_dtype_retain(op->target_dt);
