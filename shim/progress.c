@@ -76,13 +76,14 @@ int fr_progress(void)
     return events;
 }
 
+/* Spinning helps only while the peer runs on another core; past a few polls give the core
+ * away, or with more ranks than cores every wait burns its peers' time slices. */
+#define FR_SPIN_POLLS 32
+
 void fr_backoff(unsigned *spins)
 {
-    /* Spinning helps only while the peer runs on another core; past a few polls give the core
-     * away, or with more ranks than cores every wait burns its peers' time slices. */
-    if (++*spins < 32)
-        return;
-    sched_yield();
+    if (++*spins >= FR_SPIN_POLLS)
+        sched_yield();
 }
 
 void fr_wait_until(int (*cond)(void *), void *arg)
@@ -93,10 +94,15 @@ void fr_wait_until(int (*cond)(void *), void *arg)
         int events = fr_progress();
         if (cond(arg))
             return;
-        if (events > 0)
+        if (events > 0) {
             spins = 0;
-        else
-            fr_backoff(&spins);
+        } else if (++spins >= FR_SPIN_POLLS) {
+            /* Yield with the engine unlocked: another thread of the program (or the agent) may
+             * hold the very call this wait depends on. */
+            FR_LEAVE();
+            sched_yield();
+            FR_ENTER();
+        }
     }
 }
 

@@ -17,7 +17,8 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx);
  * Engine lock held. */
 int fr_progress(void);
 /* Between polls that found nothing: spin briefly, then yield the core, so more ranks than cores
- * still make progress. *spins counts consecutive idle polls. */
+ * still make progress. *spins counts consecutive idle polls. fr_wait_until() (win.h) waits the
+ * same way and releases the engine lock while it yields. */
 void fr_backoff(unsigned *spins);
 /* Is there anything for the engine to do at all (live windows or pending requests)? */
 int fr_progress_needed(void);
