@@ -1,0 +1,402 @@
+/* common.c - options, buffers, the interleaved timing loop and CSV rows (see common.h). */
+#define _GNU_SOURCE /* dladdr, RTLD_DEFAULT */
+#include "common.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const bench_mem_name[] = {"alloc_mem", "malloc"};
+const char *const bench_topo_name[] = {"ring", "grid"};
+
+static const char *program_name = "bench";
+static int world_rank;
+static int wrong_results; /* set when a variant failed its check: the exit status says so */
+
+void bench_die(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: rank %d: ", program_name, world_rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2); /* not reached */
+}
+
+size_t bench_mul(size_t a, size_t b)
+{
+    if (b != 0 && a > SIZE_MAX / b)
+        bench_die("buffer size overflow (%zu * %zu)", a, b);
+    return a * b;
+}
+
+static void usage(void)
+{
+    if (world_rank == 0)
+        fprintf(stderr,
+                "usage: %s [--impl native|flexrma] [--transport LABEL] [--iters N] [--reps R]\n"
+                "       [--warmup W] [--sizes LIST] [--nbrs LIST] [--mem LIST] [--topo LIST]\n"
+                "       [--blocks K]\n"
+                "  --impl, --transport  labels of the CSV rows; --impl must match the library\n"
+                "                       that provides MPI_Put (libflexrma when preloaded)\n"
+                "  --iters N   timed steps per repetition up to 16 KiB (fewer above)\n"
+                "  --reps R    repetitions; rows report medians over them\n"
+                "  --warmup W  untimed steps per variant first (default iters/10)\n"
+                "  --sizes     bytes, comma-separated, K/M suffixes: 8,1K,1M\n"
+                "  --nbrs      neighbour counts, 'p' for all ranks: 1,p\n"
+                "  --mem       window memory: alloc_mem,malloc\n"
+                "  --topo      ghost exchange topologies: ring,grid\n"
+                "  --blocks K  puts per epoch (bandwidth)\n"
+                "Prints CSV rows: program,variant,implementation,transport,ranks,bytes,"
+                "median_us,ratio_to_pt2pt\n",
+                program_name);
+}
+
+static void bad_option(const char *opt, const char *value)
+{
+    if (world_rank == 0)
+        fprintf(stderr, "%s: bad value '%s' for %s\n", program_name, value ? value : "", opt);
+    usage();
+    MPI_Finalize();
+    exit(2);
+}
+
+/* "64K" -> 65536; SIZE_MAX on a malformed number or one above 1 GiB. */
+static size_t parse_size(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *s == '-' || v > (1ull << 30))
+        return SIZE_MAX;
+    if (*end == 'K' || *end == 'k')
+        v <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20, end++;
+    return *end == '\0' && v <= (1ull << 30) ? (size_t)v : SIZE_MAX;
+}
+
+/* Split a comma-separated list; each word goes through parse, which returns -1 when invalid. */
+static int parse_list(const char *opt, const char *value, int (*parse)(const char *), int *out)
+{
+    char buf[512];
+    int n = 0;
+    if (!value || strlen(value) >= sizeof buf)
+        bad_option(opt, value);
+    strcpy(buf, value);
+    for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int x = parse(w);
+        if (x < 0 || n == BENCH_MAX_LIST)
+            bad_option(opt, value);
+        out[n++] = x;
+    }
+    if (n == 0)
+        bad_option(opt, value);
+    return n;
+}
+
+static int parse_nbrs_word(const char *w)
+{
+    if (strcmp(w, "p") == 0)
+        return 0;
+    int x = atoi(w);
+    return x > 0 ? x : -1;
+}
+
+static int parse_name(const char *w, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(w, names[i]) == 0)
+            return i;
+    return -1;
+}
+static int parse_mem_word(const char *w) { return parse_name(w, bench_mem_name, 2); }
+static int parse_topo_word(const char *w) { return parse_name(w, bench_topo_name, 2); }
+
+static void parse_sizes(bench_opts *o, const char *value)
+{
+    char buf[512];
+    o->nsizes = 0;
+    if (!value || strlen(value) >= sizeof buf)
+        bad_option("--sizes", value);
+    strcpy(buf, value);
+    for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        size_t s = parse_size(w);
+        if (s == SIZE_MAX || o->nsizes == BENCH_MAX_LIST)
+            bad_option("--sizes", value);
+        o->sizes[o->nsizes++] = s;
+    }
+    if (o->nsizes == 0)
+        bad_option("--sizes", value);
+}
+
+static int parse_count(const char *opt, const char *value, int min)
+{
+    char *end;
+    long v = value ? strtol(value, &end, 10) : 0;
+    if (!value || *end != '\0' || v < min || v > 100000000)
+        bad_option(opt, value);
+    return (int)v;
+}
+
+/* The label must not lie: --impl flexrma only when MPI_Put resolves to libflexrma (preloaded
+ * or linked first), --impl native only when it does not. */
+static void check_impl(const char *impl)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "MPI_Put");
+    Dl_info info;
+    const char *lib = sym && dladdr(sym, &info) && info.dli_fname ? info.dli_fname : "?";
+    int flexrma = strstr(lib, "libflexrma") != NULL;
+    if (strcmp(impl, "flexrma") == 0 ? !flexrma : strcmp(impl, "native") == 0 ? flexrma : 1)
+        bench_die("--impl %s, but MPI_Put comes from %s", impl, lib);
+}
+
+void bench_init(int *argc, char ***argv, const char *program, const char *default_sizes,
+                bench_opts *o)
+{
+    MPI_Init(argc, argv);
+    program_name = program;
+    memset(o, 0, sizeof *o);
+    o->program = program;
+    MPI_Comm_rank(MPI_COMM_WORLD, &o->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &o->size);
+    world_rank = o->rank;
+    o->impl = "native";
+    o->transport = "-";
+    o->iters = 200;
+    o->reps = 9;
+    o->warmup = -1;
+    o->blocks = 16;
+    parse_sizes(o, default_sizes);
+    o->nnbrs = parse_list("--nbrs", "1,p", parse_nbrs_word, o->nbrs);
+    o->nmem = parse_list("--mem", "alloc_mem,malloc", parse_mem_word, o->mem);
+    o->ntopo = parse_list("--topo", "ring,grid", parse_topo_word, o->topo);
+
+    char **av = *argv;
+    for (int i = 1; i < *argc; i++) {
+        const char *opt = av[i], *val = i + 1 < *argc ? av[i + 1] : NULL;
+        if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
+            usage();
+            MPI_Finalize();
+            exit(0);
+        }
+        if (!val)
+            bad_option(opt, NULL);
+        i++;
+        if (strcmp(opt, "--impl") == 0)
+            o->impl = val;
+        else if (strcmp(opt, "--transport") == 0)
+            o->transport = val;
+        else if (strcmp(opt, "--iters") == 0)
+            o->iters = parse_count(opt, val, 1);
+        else if (strcmp(opt, "--reps") == 0)
+            o->reps = parse_count(opt, val, 1);
+        else if (strcmp(opt, "--warmup") == 0)
+            o->warmup = parse_count(opt, val, 0);
+        else if (strcmp(opt, "--blocks") == 0)
+            o->blocks = parse_count(opt, val, 1);
+        else if (strcmp(opt, "--sizes") == 0)
+            parse_sizes(o, val);
+        else if (strcmp(opt, "--nbrs") == 0)
+            o->nnbrs = parse_list(opt, val, parse_nbrs_word, o->nbrs);
+        else if (strcmp(opt, "--mem") == 0)
+            o->nmem = parse_list(opt, val, parse_mem_word, o->mem);
+        else if (strcmp(opt, "--topo") == 0)
+            o->ntopo = parse_list(opt, val, parse_topo_word, o->topo);
+        else
+            bad_option(opt, val);
+    }
+    if (o->warmup < 0)
+        o->warmup = o->iters / 10 > 2 ? o->iters / 10 : 2;
+    check_impl(o->impl);
+}
+
+int bench_finish(void)
+{
+    MPI_Finalize();
+    return wrong_results ? 1 : 0;
+}
+
+int bench_iters(const bench_opts *o, size_t bytes)
+{
+    const size_t knee = 16384;
+    int n = o->iters;
+    if (bytes > knee) {
+        size_t scaled = (size_t)o->iters * knee / bytes;
+        int floor = o->iters / 25 > 3 ? o->iters / 25 : 3;
+        n = scaled < (size_t)floor ? floor : (int)scaled;
+    }
+    return n < o->iters ? n : o->iters;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..n), sorted in scratch[0..n) (v keeps its order: the per-repetition ratios pair
+ * the variants' times by repetition). */
+static double median(const double *v, int n, double *scratch)
+{
+    memcpy(scratch, v, (size_t)n * sizeof *v);
+    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
+    return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+}
+
+/* One timed loop of variant v: begin, barrier, iters steps, end. Returns this rank's time per
+ * step in microseconds; adds wrong results found by end to *errors. */
+static double run_variant(const bench_variant *v, void *ctx, int iters, int *errors)
+{
+    if (v->begin)
+        v->begin(ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        v->step(ctx);
+    double t = MPI_Wtime() - t0;
+    if (v->end)
+        *errors += v->end(ctx);
+    return t * 1e6 / iters;
+}
+
+void bench_measure(const bench_opts *o, const bench_variant *v, int nv, int ref, void *ctx,
+                   const char *suffix, size_t bytes, int iters, int ops)
+{
+    int reps = o->reps;
+    double *t = malloc(bench_mul(bench_mul((size_t)nv, (size_t)reps), sizeof *t));
+    double *ratio = malloc(bench_mul((size_t)reps, sizeof *ratio));
+    double *scratch = malloc(bench_mul((size_t)reps, sizeof *scratch));
+    int *errors = calloc((size_t)nv, sizeof *errors);
+    if (!t || !ratio || !scratch || !errors)
+        bench_die("out of memory");
+
+    for (int k = 0; k < nv; k++)
+        if (o->warmup > 0)
+            run_variant(&v[k], ctx, o->warmup, &errors[k]);
+    /* Interleave: every repetition runs every variant, starting one further each time, so that
+     * no variant always follows the same one (caches, the other jobs on the machine). */
+    for (int r = 0; r < reps; r++)
+        for (int j = 0; j < nv; j++) {
+            int k = (j + r) % nv;
+            double mine = run_variant(&v[k], ctx, iters, &errors[k]) / ops;
+            MPI_Allreduce(&mine, &t[k * reps + r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        }
+    MPI_Allreduce(MPI_IN_PLACE, errors, nv, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+
+    for (int k = 0; k < nv && o->rank == 0; k++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s%s%s", v[k].name, suffix && *suffix ? "/" : "",
+                 suffix ? suffix : "");
+        if (errors[k]) {
+            /* Never report a time for a step that did not do its job. */
+            fprintf(stderr, "%s: %s at %zu bytes: %d WRONG results, no row written\n",
+                    o->program, name, bytes, errors[k]);
+            wrong_results = 1;
+            continue;
+        }
+        char ratio_text[32] = "";
+        if (ref >= 0 && !errors[ref]) {
+            for (int r = 0; r < reps; r++)
+                ratio[r] = t[k * reps + r] / t[ref * reps + r];
+            snprintf(ratio_text, sizeof ratio_text, "%.4f", median(ratio, reps, scratch));
+        }
+        printf("%s,%s,%s,%s,%d,%zu,%.3f,%s\n", o->program, name, o->impl, o->transport, o->size,
+               bytes, median(&t[k * reps], reps, scratch), ratio_text);
+    }
+    if (o->rank == 0)
+        fflush(stdout);
+    MPI_Bcast(&wrong_results, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(errors);
+    free(scratch);
+    free(ratio);
+    free(t);
+}
+
+void *bench_alloc(int mem, size_t bytes)
+{
+    void *p = NULL;
+    size_t n = bytes ? bytes : 1;
+    if (mem == BENCH_MEM_ALLOC_MEM) {
+        if (MPI_Alloc_mem((MPI_Aint)n, MPI_INFO_NULL, &p) != MPI_SUCCESS)
+            p = NULL;
+    } else if (posix_memalign(&p, 64, n) != 0) { /* 64-byte aligned, as MPI_Alloc_mem's */
+        p = NULL;
+    }
+    if (!p)
+        bench_die("cannot allocate %zu bytes (%s)", n, bench_mem_name[mem]);
+    memset(p, 0, n);
+    return p;
+}
+
+void bench_free(int mem, void *p)
+{
+    if (mem == BENCH_MEM_ALLOC_MEM)
+        MPI_Free_mem(p);
+    else
+        free(p);
+}
+
+void bench_shift_init(bench_shift *s, int n)
+{
+    int rank, p;
+    MPI_Group world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    if (n < 1 || n > p)
+        bench_die("%d neighbours with %d ranks", n, p);
+    s->n = n;
+    s->tgt = malloc(bench_mul((size_t)n, sizeof *s->tgt));
+    s->org = malloc(bench_mul((size_t)n, sizeof *s->org));
+    if (!s->tgt || !s->org)
+        bench_die("out of memory");
+    for (int j = 1; j <= n; j++) {
+        s->tgt[j - 1] = (rank + j) % p;
+        s->org[j - 1] = (rank - j % p + p) % p;
+    }
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, n, s->tgt, &s->tgt_group);
+    MPI_Group_incl(world, n, s->org, &s->org_group);
+    MPI_Group_free(&world);
+}
+
+void bench_shift_free(bench_shift *s)
+{
+    MPI_Group_free(&s->tgt_group);
+    MPI_Group_free(&s->org_group);
+    free(s->tgt);
+    free(s->org);
+}
+
+int bench_nbrs(const bench_opts *o, int k, int mem, char *suffix, size_t len)
+{
+    int n = o->nbrs[k] ? o->nbrs[k] : o->size;
+    if (n > o->size) {
+        if (o->rank == 0)
+            fprintf(stderr, "%s: %d neighbours need %d ranks, skipped\n", o->program, n, n);
+        return 0;
+    }
+    if (o->nbrs[k])
+        snprintf(suffix, len, "n=%d/%s", n, bench_mem_name[mem]);
+    else
+        snprintf(suffix, len, "n=p/%s", bench_mem_name[mem]);
+    return n;
+}
+
+void bench_stamp(unsigned char *b, size_t n, unsigned long long v)
+{
+    memcpy(b, &v, sizeof v);
+    memcpy(b + n - sizeof v, &v, sizeof v);
+}
+
+int bench_stamp_wrong(const unsigned char *b, size_t n, unsigned long long want)
+{
+    unsigned long long first, last;
+    memcpy(&first, b, sizeof first);
+    memcpy(&last, b + n - sizeof last, sizeof last);
+    return (first != want) + (last != want);
+}

@@ -1,0 +1,108 @@
+/* common.h - what every flexrma benchmark shares: command-line options, buffers, the timing
+ * loop and the CSV row.
+ *
+ * A benchmark program is a table of variants (one function each that performs one step: an
+ * exchange, an empty epoch, a round trip) and a loop over sizes and configurations that hands the
+ * table to bench_measure(). bench_measure() runs the variants interleaved, repetition by
+ * repetition, so that every variant and its point-to-point reference see the same machine load;
+ * this is what makes the ratios meaningful on a shared, noisy machine. Each repetition's time is
+ * the maximum over the ranks (the exchange is done when the slowest rank is done); the row
+ * reports the median over repetitions, and the median of the per-repetition ratios.
+ *
+ * The programs are plain MPI: they know nothing of flexrma. bench/run runs them natively and
+ * under flexrma-run, and says which through --impl/--transport, which only label the rows
+ * (bench_init() refuses a label that contradicts the library that provides MPI_Put). */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#define BENCH_MAX_LIST 32
+
+typedef struct bench_opts {
+    const char *program;   /* the CSV 'program' column */
+    const char *impl;      /* --impl: native | flexrma (checked) */
+    const char *transport; /* --transport: a label, e.g. default | am | - */
+    int iters;             /* --iters: timed steps per repetition at small sizes */
+    int reps;              /* --reps: timed repetitions */
+    int warmup;            /* --warmup: untimed steps per variant before the repetitions */
+    int nsizes;            /* --sizes */
+    size_t sizes[BENCH_MAX_LIST];
+    int nnbrs; /* --nbrs: neighbour counts; 0 stands for p, the number of ranks */
+    int nbrs[BENCH_MAX_LIST];
+    int nmem; /* --mem: window memory kinds (BENCH_MEM_*) */
+    int mem[BENCH_MAX_LIST];
+    int ntopo; /* --topo: ghost topologies (BENCH_TOPO_*) */
+    int topo[BENCH_MAX_LIST];
+    int blocks; /* --blocks: puts per epoch (bandwidth) */
+    int rank, size;
+} bench_opts;
+
+enum { BENCH_MEM_ALLOC_MEM, BENCH_MEM_MALLOC }; /* seed 000's "global" and "local" windows */
+enum { BENCH_TOPO_RING, BENCH_TOPO_GRID };
+
+extern const char *const bench_mem_name[];  /* "alloc_mem", "malloc" */
+extern const char *const bench_topo_name[]; /* "ring", "grid" */
+
+/* One way of doing a step. step is timed; begin and end (optional) run outside the timing
+ * around every timed loop: begin to prepare (stamp send data, open an MPI-3 epoch), end to
+ * close and check, returning the number of wrong results found on this rank (0 = correct). */
+typedef struct bench_variant {
+    const char *name;
+    void (*step)(void *ctx);
+    void (*begin)(void *ctx);
+    int (*end)(void *ctx);
+} bench_variant;
+
+/* MPI_Init, then the options: defaults (sizes: default_sizes, in --sizes syntax), then argv.
+ * Exits on a bad option, and aborts when --impl contradicts the library providing MPI_Put. */
+void bench_init(int *argc, char ***argv, const char *program, const char *default_sizes,
+                bench_opts *o);
+/* MPI_Finalize; returns the exit status: 0, or 1 if a measurement found wrong results. */
+int bench_finish(void);
+
+/* The timed steps per repetition at this size: o->iters up to 16 KiB, then fewer so that large
+ * sizes do not dominate the run time (at least o->iters / 25, and 3). */
+int bench_iters(const bench_opts *o, size_t bytes);
+
+/* Time every variant of v[0..nv) at one configuration and print one CSV row each (rank 0):
+ * iters timed steps per repetition; the time reported is per step divided by ops (a step may
+ * do several operations, e.g. the puts of one epoch, or both halves of a round trip). ref is the
+ * index of the point-to-point reference for the ratio column, or -1 for none. The row's variant
+ * is "NAME" or "NAME/SUFFIX". Collective over MPI_COMM_WORLD. */
+void bench_measure(const bench_opts *o, const bench_variant *v, int nv, int ref, void *ctx,
+                   const char *suffix, size_t bytes, int iters, int ops);
+
+/* Seed 000's exchange pattern with n neighbours (1 <= n <= p): for j = 1..n, rank i supplies a
+ * block to (i + j) mod p and requests one from (i - j) mod p; n = p includes i itself. */
+typedef struct bench_shift {
+    int n;
+    int *tgt;            /* tgt[j - 1] = (i + j) mod p: where my j-th block goes */
+    int *org;            /* org[j - 1] = (i - j) mod p: whose j-th block comes to me */
+    MPI_Group tgt_group; /* the tgt ranks (distinct), for MPI_Win_start of puts */
+    MPI_Group org_group; /* the org ranks, for MPI_Win_post of puts */
+} bench_shift;
+void bench_shift_init(bench_shift *s, int n);
+void bench_shift_free(bench_shift *s);
+/* The neighbour count of --nbrs entry k (p for 'p'), and the row suffix "n=K/MEM" ("n=p/MEM")
+ * in suffix; 0 (and a note on stderr) when there are fewer ranks than that. */
+int bench_nbrs(const bench_opts *o, int k, int mem, char *suffix, size_t len);
+
+/* Memory of the given kind (BENCH_MEM_*), every byte written once (so that page faults are not
+ * timed); bench_free releases it. Exits when out of memory. */
+void *bench_alloc(int mem, size_t bytes);
+void bench_free(int mem, void *p);
+
+/* Stamps that let a benchmark check that a block arrived: v in the first and the last 8 bytes
+ * of the n-byte block b (n >= 8); bench_stamp_wrong counts the ends that differ from want. */
+void bench_stamp(unsigned char *b, size_t n, unsigned long long v);
+int bench_stamp_wrong(const unsigned char *b, size_t n, unsigned long long want);
+
+/* Overflow-checked a * b for buffer sizes; exits on overflow. */
+size_t bench_mul(size_t a, size_t b);
+
+/* Print a message on stderr (rank-prefixed) and abort the job. */
+void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

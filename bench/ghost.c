@@ -1,0 +1,230 @@
+/* ghost.c - nearest-neighbour ghost-area (halo) exchange: Thakur, Gropp and Toonen (seed 001),
+ * figure 1 and tables 1-2.
+ *
+ * Every process sends one block of n bytes to each neighbour, into that neighbour's ghost area,
+ * and receives one block from each: on a ring (2 neighbours) and, where the rank count factors
+ * into a 2-D periodic grid of at least 2 x 2, on that grid (4 neighbours). One step is one whole
+ * exchange; the row gives the time per step and its ratio to the Isend/Irecv step measured in
+ * the same run (the smaller, the better, as in seed 001's tables).
+ *
+ * Adding a variant (sync counters, MPI_Iput, MPIX_Put_signal in later issues) is one step
+ * function and one row in variants[].
+ *
+ * Window layout (MPI_Alloc_mem memory): two halves, each with one ghost slot per direction;
+ * slot d receives the block from the neighbour in direction d. Only the lock variant uses the
+ * second half (see step_lock). Each timed loop stamps the send blocks and afterwards checks
+ * that every ghost slot holds its neighbour's stamp, so a variant that does not deliver its data
+ * gets no row. */
+#include "common.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define MAX_DIRS 4
+#define TAG_NOTIFY 100
+
+typedef struct ghost {
+    int rank;
+    int ndirs;              /* 2 (ring) or 4 (grid) */
+    int nbr[MAX_DIRS];      /* the neighbour in direction d; opposite(d) is d ^ 1 */
+    MPI_Group nbr_group;    /* the distinct neighbours, for post/start */
+    size_t n;               /* block size */
+    unsigned char *sendbuf; /* block d goes to nbr[d] */
+    unsigned char *ghosts;  /* the window: [2 halves][ndirs slots][n bytes] */
+    MPI_Win win;
+    int half;               /* the half the latest step wrote */
+    uint64_t stamp;         /* advanced by every timed loop, identical on all ranks */
+} ghost;
+
+static int opposite(int d) { return d ^ 1; }
+
+static MPI_Aint slot(const ghost *g, int half, int d)
+{
+    return (MPI_Aint)((size_t)(half * g->ndirs + d) * g->n);
+}
+
+/* The value that block d sent by rank r carries in the current loop: first and last 8 bytes. */
+static uint64_t stamp_of(const ghost *g, int r, int d)
+{
+    return g->stamp << 32 | (uint64_t)r << 8 | (uint64_t)d;
+}
+
+static void ghost_begin(void *p)
+{
+    ghost *g = p;
+    g->stamp++;
+    g->half = 0;
+    for (int d = 0; d < g->ndirs; d++)
+        bench_stamp(g->sendbuf + (size_t)d * g->n, g->n, stamp_of(g, g->rank, d));
+}
+
+/* Wrong ghost slots of the half the last step wrote. Every step ends with the data visible to
+ * local loads, so plain reads are right here. */
+static int ghost_end(void *p)
+{
+    ghost *g = p;
+    int wrong = 0;
+    for (int d = 0; d < g->ndirs; d++)
+        wrong += bench_stamp_wrong(g->ghosts + slot(g, g->half, d), g->n,
+                                   stamp_of(g, g->nbr[d], opposite(d)));
+    return wrong;
+}
+
+/* My block d lands in nbr[d]'s slot opposite(d): there, I am the neighbour in that direction. */
+static void put_blocks(const ghost *g, int half)
+{
+    for (int d = 0; d < g->ndirs; d++)
+        MPI_Put(g->sendbuf + (size_t)d * g->n, (int)g->n, MPI_BYTE, g->nbr[d],
+                slot(g, half, opposite(d)), (int)g->n, MPI_BYTE, g->win);
+}
+
+/* The reference: nonblocking point-to-point into the same ghost slots. The tag is the slot at
+ * the receiver, which tells the two blocks apart when both neighbours are one process. */
+static void step_isend(void *p)
+{
+    ghost *g = p;
+    MPI_Request req[2 * MAX_DIRS];
+    for (int d = 0; d < g->ndirs; d++)
+        MPI_Irecv(g->ghosts + slot(g, 0, d), (int)g->n, MPI_BYTE, g->nbr[d], d, MPI_COMM_WORLD,
+                  &req[d]);
+    for (int d = 0; d < g->ndirs; d++)
+        MPI_Isend(g->sendbuf + (size_t)d * g->n, (int)g->n, MPI_BYTE, g->nbr[d], opposite(d),
+                  MPI_COMM_WORLD, &req[g->ndirs + d]);
+    MPI_Waitall(2 * g->ndirs, req, MPI_STATUSES_IGNORE);
+}
+
+/* Seed 001 figure 1, with its assertions: nothing precedes the opening fence; no local stores
+ * into the window in the epoch, no puts into it after the closing fence, no epoch follows. */
+static void step_fence(void *p)
+{
+    ghost *g = p;
+    MPI_Win_fence(MPI_MODE_NOPRECEDE, g->win);
+    put_blocks(g, 0);
+    MPI_Win_fence(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOSUCCEED, g->win);
+}
+
+/* Generalized active target with just the neighbours. Post comes after this step's reads of
+ * the ghosts, so the neighbours' next puts cannot overwrite them early. */
+static void step_pscw(void *p)
+{
+    ghost *g = p;
+    MPI_Win_post(g->nbr_group, 0, g->win);
+    MPI_Win_start(g->nbr_group, 0, g->win);
+    put_blocks(g, 0);
+    MPI_Win_complete(g->win);
+    MPI_Win_wait(g->win);
+}
+
+/* Passive target: lock each neighbour (shared: the neighbours write disjoint slots), put,
+ * unlock. Unlock completes the put at the target, but the target is not told; what a correct
+ * program must add, and what is timed here:
+ *   1. a zero-byte message to each neighbour after my unlocks, and one received from each
+ *      neighbour: then all the puts into my ghosts are complete (chosen over a barrier, which
+ *      would synchronize all processes instead of neighbours only);
+ *   2. a shared lock/unlock of my own window before reading the ghosts: MPI-2's separate memory
+ *      model (flexrma reports MPI_WIN_SEPARATE) makes remote puts visible to local loads only
+ *      after the owner synchronizes its window;
+ *   3. the two halves used alternately: a neighbour may start its next step's puts as soon as
+ *      it has my message, possibly before I have read this step's ghosts; it then writes the
+ *      other half, which I finished reading before I sent that message.
+ * The notification receives are posted first so that they are never unexpected messages. */
+static void step_lock(void *p)
+{
+    ghost *g = p;
+    MPI_Request req[2 * MAX_DIRS];
+    g->half ^= 1;
+    for (int d = 0; d < g->ndirs; d++)
+        MPI_Irecv(NULL, 0, MPI_BYTE, g->nbr[d], TAG_NOTIFY + d, MPI_COMM_WORLD, &req[d]);
+    for (int d = 0; d < g->ndirs; d++) {
+        MPI_Win_lock(MPI_LOCK_SHARED, g->nbr[d], 0, g->win);
+        MPI_Put(g->sendbuf + (size_t)d * g->n, (int)g->n, MPI_BYTE, g->nbr[d],
+                slot(g, g->half, opposite(d)), (int)g->n, MPI_BYTE, g->win);
+        MPI_Win_unlock(g->nbr[d], g->win);
+    }
+    for (int d = 0; d < g->ndirs; d++)
+        MPI_Isend(NULL, 0, MPI_BYTE, g->nbr[d], TAG_NOTIFY + opposite(d), MPI_COMM_WORLD,
+                  &req[g->ndirs + d]);
+    MPI_Waitall(2 * g->ndirs, req, MPI_STATUSES_IGNORE);
+    MPI_Win_lock(MPI_LOCK_SHARED, g->rank, 0, g->win);
+    MPI_Win_unlock(g->rank, g->win);
+}
+
+/* The point-to-point reference must stay first (the ratio column divides by it). Later issues
+ * add rows here: "counter" (MPI_Sync counters), "iput" (MPI_Iput), "put_signal"
+ * (MPIX_Put_signal). */
+static const bench_variant variants[] = {
+    {"isend", step_isend, ghost_begin, ghost_end},
+    {"fence", step_fence, ghost_begin, ghost_end},
+    {"pscw", step_pscw, ghost_begin, ghost_end},
+    {"lock", step_lock, ghost_begin, ghost_end},
+};
+
+/* Neighbours of this topology, or 0 when the rank count does not allow it. */
+static int neighbours(int topo, int rank, int size, int nbr[MAX_DIRS])
+{
+    if (topo == BENCH_TOPO_RING) {
+        nbr[0] = (rank + size - 1) % size;
+        nbr[1] = (rank + 1) % size;
+        return 2;
+    }
+    int dims[2] = {0, 0}, periods[2] = {1, 1};
+    MPI_Dims_create(size, 2, dims);
+    if (dims[0] < 2 || dims[1] < 2)
+        return 0;
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart); /* no reorder: same ranks */
+    MPI_Cart_shift(cart, 0, 1, &nbr[0], &nbr[1]);
+    MPI_Cart_shift(cart, 1, 1, &nbr[2], &nbr[3]);
+    MPI_Comm_free(&cart);
+    return 4;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o;
+    bench_init(&argc, &argv, "ghost", "8,16,64,256,1K,4K,16K,64K,256K,1M", &o);
+    size_t max = 0;
+    for (int i = 0; i < o.nsizes; i++) {
+        if (o.sizes[i] < sizeof(uint64_t))
+            bench_die("--sizes: blocks of at least 8 bytes");
+        max = o.sizes[i] > max ? o.sizes[i] : max;
+    }
+
+    MPI_Group world_group;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    for (int t = 0; t < o.ntopo; t++) {
+        ghost g = {.rank = o.rank};
+        g.ndirs = neighbours(o.topo[t], o.rank, o.size, g.nbr);
+        if (g.ndirs == 0) {
+            if (o.rank == 0)
+                fprintf(stderr, "ghost: no %s with %d ranks, skipped\n",
+                        bench_topo_name[o.topo[t]], o.size);
+            continue;
+        }
+        int distinct[MAX_DIRS], nd = 0;
+        for (int d = 0; d < g.ndirs; d++) {
+            int seen = 0;
+            for (int i = 0; i < nd; i++)
+                seen |= distinct[i] == g.nbr[d];
+            if (!seen)
+                distinct[nd++] = g.nbr[d];
+        }
+        MPI_Group_incl(world_group, nd, distinct, &g.nbr_group);
+        size_t win_bytes = bench_mul(bench_mul(2, (size_t)g.ndirs), max);
+        g.sendbuf = bench_alloc(BENCH_MEM_MALLOC, bench_mul((size_t)g.ndirs, max));
+        g.ghosts = bench_alloc(BENCH_MEM_ALLOC_MEM, win_bytes);
+        MPI_Win_create(g.ghosts, (MPI_Aint)win_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &g.win);
+
+        for (int i = 0; i < o.nsizes; i++) {
+            g.n = o.sizes[i];
+            bench_measure(&o, variants, (int)(sizeof variants / sizeof variants[0]), 0, &g,
+                          bench_topo_name[o.topo[t]], g.n, bench_iters(&o, g.n), 1);
+        }
+        MPI_Win_free(&g.win);
+        bench_free(BENCH_MEM_ALLOC_MEM, g.ghosts);
+        bench_free(BENCH_MEM_MALLOC, g.sendbuf);
+        MPI_Group_free(&g.nbr_group);
+    }
+    MPI_Group_free(&world_group);
+    return bench_finish();
+}
