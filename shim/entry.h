@@ -1,15 +1,19 @@
 /* entry.h - the shared prologue of window entry points, written once.
  *
  * FR_WIN_ENTRY(win, passthrough) returns `passthrough` (the PMPI call) when flexrma is not in
- * charge or `win` is a native window, otherwise takes the engine lock, binds `w`, and runs one
- * progress pass: a process that only ever calls flexrma functions that need not wait (a lock on
- * itself, puts) must still serve the requests of others.
+ * charge or `win` is a native window, otherwise takes the engine lock, binds `w`, and every
+ * FR_ENTRY_POLL_EVERY calls runs a progress pass: a process that only ever calls flexrma
+ * functions that need not wait (a lock on itself, puts) must still serve the requests of others,
+ * but a pass on every call would double the cost of a short epoch. Waits poll on every turn.
  * FR_WIN_EXIT(name, rc) releases the lock and raises rc once through the window's handler. */
 #ifndef FR_ENTRY_H
 #define FR_ENTRY_H
 
 #include "progress.h"
 #include "win.h"
+
+#define FR_ENTRY_POLL_EVERY 4
+extern unsigned fr_entry_calls;
 
 #define FR_WIN_ENTRY(win, passthrough)                                                            \
     fr_win *w;                                                                                    \
@@ -21,7 +25,8 @@
         FR_LEAVE();                                                                               \
         return passthrough;                                                                       \
     }                                                                                             \
-    fr_progress();
+    if (++fr_entry_calls % FR_ENTRY_POLL_EVERY == 0)                                              \
+        fr_progress();
 
 #define FR_WIN_EXIT(name, rc)                                                                     \
     do {                                                                                          \

@@ -27,6 +27,7 @@ typedef struct fr_options {
     int stats;          /* FLEXRMA_STATS=1: print per-window statistics at MPI_Finalize */
     size_t eager_max;   /* FLEXRMA_EAGER_MAX: largest payload carried inside a packet (bytes) */
     int fence_direct_max; /* FLEXRMA_FENCE_DIRECT_MAX: largest window closing fences directly */
+    unsigned spin_polls;  /* FLEXRMA_SPIN_POLLS: idle polls before a wait yields the core */
 } fr_options;
 
 extern fr_options fr_opt;

@@ -47,6 +47,7 @@ static void read_options(void)
     fr_opt.stats = env_flag("FLEXRMA_STATS");
     fr_opt.eager_max = env_size("FLEXRMA_EAGER_MAX", 8192);
     fr_opt.fence_direct_max = (int)env_size("FLEXRMA_FENCE_DIRECT_MAX", 8);
+    fr_opt.spin_polls = (unsigned)env_size("FLEXRMA_SPIN_POLLS", 32);
 }
 
 /* Everything that needs MPI to be initialized. */

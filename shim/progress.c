@@ -19,6 +19,8 @@ static int *done_idx;
 static MPI_Status *done_st;
 static int npending, cap_pending;
 
+unsigned fr_entry_calls; /* entry.h: calls since start, to poll every few of them */
+
 void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx)
 {
     if (npending == cap_pending) {
@@ -78,11 +80,9 @@ int fr_progress(void)
 
 /* Spinning helps only while the peer runs on another core; past a few polls give the core
  * away, or with more ranks than cores every wait burns its peers' time slices. */
-#define FR_SPIN_POLLS 32
-
 void fr_backoff(unsigned *spins)
 {
-    if (++*spins >= FR_SPIN_POLLS)
+    if (++*spins >= fr_opt.spin_polls)
         sched_yield();
 }
 
@@ -96,7 +96,7 @@ void fr_wait_until(int (*cond)(void *), void *arg)
             return;
         if (events > 0) {
             spins = 0;
-        } else if (++spins >= FR_SPIN_POLLS) {
+        } else if (++spins >= fr_opt.spin_polls) {
             /* Yield with the engine unlocked: another thread of the program (or the agent) may
              * hold the very call this wait depends on. */
             FR_LEAVE();
