@@ -6,7 +6,7 @@ FLEXRMA_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 # Debian packages needed to build flexrma and run its tests, examples and demo.
 # FLEXRMA_EXTRA_PACKAGES (environment) adds more.
-FLEXRMA_PACKAGES="cmake make gcc libc6-dev pkg-config openmpi-bin libopenmpi-dev libatomic-ops-dev"
+FLEXRMA_PACKAGES="cmake make gcc gfortran libc6-dev pkg-config openmpi-bin libopenmpi-dev libatomic-ops-dev"
 
 # Number of parallel build jobs.
 FLEXRMA_JOBS=$(nproc 2>/dev/null || echo 2)

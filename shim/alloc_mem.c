@@ -5,6 +5,7 @@
  * Blocks are cache-line aligned; the same-node transport later places them in segments its
  * peers can map. */
 #include "fr.h"
+#include "next.h"
 #include "u64map.h"
 
 #include <stdlib.h>
@@ -14,7 +15,7 @@ static fr_u64map blocks; /* address -> (void *)size+1 */
 FR_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     if (!fr_active)
-        return PMPI_Alloc_mem(size, info, baseptr);
+        return FR_NEXT(Alloc_mem)(size, info, baseptr);
     if (size < 0)
         return fr_comm_raise(MPI_COMM_WORLD, "MPI_Alloc_mem",
                              fr_errorf(FR_ERR_SIZE, "MPI_Alloc_mem of %ld bytes", (long)size));
@@ -29,11 +30,12 @@ FR_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     *(void **)baseptr = p;
     return MPI_SUCCESS;
 }
+FR_PMPI(Alloc_mem);
 
 FR_API int MPI_Free_mem(void *base)
 {
     if (!fr_active)
-        return PMPI_Free_mem(base);
+        return FR_NEXT(Free_mem)(base);
     if (base == NULL) /* like free(NULL) */
         return MPI_SUCCESS;
     FR_ENTER();
@@ -46,3 +48,4 @@ FR_API int MPI_Free_mem(void *base)
     free(base);
     return MPI_SUCCESS;
 }
+FR_PMPI(Free_mem);

@@ -7,6 +7,7 @@
  * in a message of their own straight from the user's buffer with the user's datatype, and a get
  * posts its receive into the user's buffer before the batch leaves. */
 #include "progress.h"
+#include "next.h"
 #include "transport.h"
 
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static void batch_send(fr_win *w, int target, batch *b)
     int flag = 0;
     FR_CHECK_MPI(PMPI_Isend(b->buf, (int)b->len, MPI_BYTE, target, FR_TAG_PKT, w->comm, &req));
     /* Small batches complete at once (eager protocol): skip the bookkeeping. */
-    FR_CHECK_MPI(PMPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+    FR_CHECK_MPI(FR_NEXT(Test)(&req, &flag, MPI_STATUS_IGNORE));
     if (flag)
         free(b->buf);
     else

@@ -8,6 +8,7 @@
  * messages on one communicator are ordered: a description sent on one window could otherwise be
  * overtaken by its first use on another. */
 #include "transport.h"
+#include "next.h"
 
 #include <stdlib.h>
 
@@ -23,7 +24,7 @@ void fr_am_rxtype_unhold(const fr_dtype *d)
         return;
     fr_dtype *m = (fr_dtype *)d;
     if (--m->refs == 0) {
-        PMPI_Type_free(&m->handle);
+        FR_NEXT(Type_free)(&m->handle);
         free(m);
     }
 }
@@ -44,7 +45,7 @@ int fr_am_rxtype_add(fr_win *w, int src, uint64_t id, const void *desc, size_t l
     fr_dtype *d = fr_xcalloc(1, sizeof *d);
     rc = fr_dtype_info(t, d);
     if (rc != MPI_SUCCESS) {
-        PMPI_Type_free(&t);
+        FR_NEXT(Type_free)(&t);
         free(d);
         return rc;
     }

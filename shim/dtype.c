@@ -16,6 +16,7 @@
  * still match a peer that unpacks with MPI_Unpack.
  */
 #include "dtype_internal.h"
+#include "next.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -144,7 +145,7 @@ static void deferred_unlink(entry *e)
 static void entry_destroy(entry *e)
 {
     if (e->d.user_freed)
-        FR_CHECK_MPI(PMPI_Type_free(&e->d.handle));
+        FR_CHECK_MPI(FR_NEXT(Type_free)(&e->d.handle));
     free(e->d.wire);
     free(e);
 }
@@ -197,7 +198,7 @@ static int check_committed(MPI_Datatype t)
         type_name(t, name);
         return fr_errorf(FR_ERR_TYPE, "datatype %s is not committed", name);
     }
-    FR_CHECK_MPI(PMPI_Wait(&req, MPI_STATUS_IGNORE));
+    FR_CHECK_MPI(FR_NEXT(Wait)(&req, MPI_STATUS_IGNORE));
     return MPI_SUCCESS;
 }
 
@@ -294,7 +295,7 @@ int fr_dtype_user_free(MPI_Datatype *t)
         return MPI_SUCCESS;
     }
     /* Not ours to defer (never used for RMA, predefined, or f90): MPI decides. */
-    rc = PMPI_Type_free(t);
+    rc = FR_NEXT(Type_free)(t);
     if (rc == MPI_SUCCESS)
         *t = MPI_DATATYPE_NULL;
     return rc;

@@ -20,6 +20,7 @@
  * depth, so malformed input yields FR_ERR_TYPE rather than an MPI error or a crash.
  */
 #include "dtype_internal.h"
+#include "next.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -210,7 +211,7 @@ static void free_returned_type(MPI_Datatype t)
     if (combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
         combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER)
         return;
-    FR_CHECK_MPI(PMPI_Type_free(&t));
+    FR_CHECK_MPI(FR_NEXT(Type_free)(&t));
 }
 
 static void contents_free(contents *c)
@@ -588,7 +589,7 @@ static int malformed(const reader *r, const char *what)
 static void release_kid(MPI_Datatype *t, int hold)
 {
     if (hold == HOLD_OWNED)
-        FR_CHECK_MPI(PMPI_Type_free(t));
+        FR_CHECK_MPI(FR_NEXT(Type_free)(t));
 }
 
 static int construct(const contents *c, MPI_Datatype *out)

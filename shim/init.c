@@ -4,6 +4,7 @@
  * flexrma does nothing at load time: a process that inherits LD_PRELOAD without calling MPI_Init
  * (mpirun itself) is unaffected. */
 #include "fr.h"
+#include "next.h"
 #include "dtype.h"
 #include "progress.h"
 #include "stats.h"
@@ -69,7 +70,7 @@ FR_API int MPI_Init(int *argc, char ***argv)
     read_options();
     if (fr_opt.async_progress && !fr_opt.disabled) {
         int provided;
-        int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+        int rc = FR_NEXT(Init_thread)(argc, argv, MPI_THREAD_MULTIPLE, &provided);
         if (rc != MPI_SUCCESS)
             return rc;
         if (provided < MPI_THREAD_MULTIPLE) {
@@ -79,9 +80,10 @@ FR_API int MPI_Init(int *argc, char ***argv)
         }
         return start_engine();
     }
-    int rc = PMPI_Init(argc, argv);
+    int rc = FR_NEXT(Init)(argc, argv);
     return rc == MPI_SUCCESS ? start_engine() : rc;
 }
+FR_PMPI(Init);
 
 FR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
@@ -89,7 +91,7 @@ FR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     int ask = required;
     if (fr_opt.async_progress && !fr_opt.disabled)
         ask = MPI_THREAD_MULTIPLE; /* the agent thread calls MPI concurrently with the program */
-    int rc = PMPI_Init_thread(argc, argv, ask, provided);
+    int rc = FR_NEXT(Init_thread)(argc, argv, ask, provided);
     if (rc != MPI_SUCCESS)
         return rc;
     if (ask == MPI_THREAD_MULTIPLE && *provided < MPI_THREAD_MULTIPLE && fr_opt.async_progress) {
@@ -99,6 +101,7 @@ FR_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     }
     return start_engine();
 }
+FR_PMPI(Init_thread);
 
 FR_API int MPI_Finalize(void)
 {
@@ -118,8 +121,9 @@ FR_API int MPI_Finalize(void)
         FR_LEAVE();
         PMPI_Comm_free(&fr_comm_self);
     }
-    return PMPI_Finalize();
+    return FR_NEXT(Finalize)();
 }
+FR_PMPI(Finalize);
 
 void *fr_xmalloc(size_t n)
 {

@@ -3,15 +3,17 @@
  * flexrma windows implement the MPI-2 chapter; these calls would need MPI-3 semantics (unified
  * memory model, flush, atomics) flexrma does not provide on them. */
 #include "entry.h"
+#include "next.h"
 
 #define FR_REJECT(name, params, args, win_arg)                                                    \
     FR_API int MPI_##name params                                                                  \
     {                                                                                             \
-        FR_WIN_ENTRY(win_arg, PMPI_##name args);                                                  \
+        FR_WIN_ENTRY(win_arg, FR_NEXT(name) args);                                                  \
         FR_WIN_EXIT("MPI_" #name,                                                                 \
                     fr_errorf(FR_ERR_MPI3, "MPI_" #name " is an MPI-3 call; flexrma windows "     \
                                            "implement MPI-2 one-sided communication"));           \
-    }
+    }                                                                                             \
+    FR_PMPI(name);
 
 #define ORIGIN const void *oa, int oc, MPI_Datatype ot
 #define TARGET int tr, MPI_Aint td, int tc, MPI_Datatype tt

@@ -1,5 +1,6 @@
 /* progress.c - internal requests, the progress pass, waiting, and the agent thread. */
 #include "progress.h"
+#include "next.h"
 #include "transport.h"
 #include "win.h"
 
@@ -47,7 +48,7 @@ static int complete_pending(void)
     if (npending == 0)
         return 0;
     int outcount = 0;
-    FR_CHECK_MPI(PMPI_Testsome(npending, reqs, &outcount, done_idx, done_st));
+    FR_CHECK_MPI(FR_NEXT(Testsome)(npending, reqs, &outcount, done_idx, done_st));
     if (outcount <= 0 || outcount == MPI_UNDEFINED)
         return 0;
     pending done[outcount];

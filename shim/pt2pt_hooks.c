@@ -6,6 +6,7 @@
  * below become their nonblocking form plus a wait loop that also runs the progress engine. Their
  * meaning (matching, statuses, errors) is the MPI library's: flexrma only waits differently. */
 #include "progress.h"
+#include "next.h"
 
 static int hooks_on(void) { return fr_active && !fr_opt.async_progress && fr_progress_needed(); }
 
@@ -32,7 +33,7 @@ static int wait_request(MPI_Request *req, MPI_Status *status)
 {
     unsigned spins = 0;
     for (;;) {
-        int flag = 0, rc = PMPI_Test(req, &flag, status);
+        int flag = 0, rc = FR_NEXT(Test)(req, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
         progress_once(&spins);
@@ -53,94 +54,104 @@ static void progress_quick(void)
 FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     if (!hooks_on())
-        return PMPI_Wait(request, status);
+        return FR_NEXT(Wait)(request, status);
     return wait_request(request, status);
 }
+FR_PMPI(Wait);
 
 FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     if (!hooks_on())
-        return PMPI_Waitall(count, requests, statuses);
+        return FR_NEXT(Waitall)(count, requests, statuses);
     unsigned spins = 0;
     for (;;) {
-        int flag = 0, rc = PMPI_Testall(count, requests, &flag, statuses);
+        int flag = 0, rc = FR_NEXT(Testall)(count, requests, &flag, statuses);
         if (rc != MPI_SUCCESS || flag)
             return rc;
         progress_once(&spins);
     }
 }
+FR_PMPI(Waitall);
 
 FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
     if (!hooks_on())
-        return PMPI_Waitany(count, requests, index, status);
+        return FR_NEXT(Waitany)(count, requests, index, status);
     unsigned spins = 0;
     for (;;) {
-        int flag = 0, rc = PMPI_Testany(count, requests, index, &flag, status);
+        int flag = 0, rc = FR_NEXT(Testany)(count, requests, index, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
         progress_once(&spins);
     }
 }
+FR_PMPI(Waitany);
 
 FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                         MPI_Status statuses[])
 {
     if (!hooks_on())
-        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+        return FR_NEXT(Waitsome)(incount, requests, outcount, indices, statuses);
     unsigned spins = 0;
     for (;;) {
-        int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+        int rc = FR_NEXT(Testsome)(incount, requests, outcount, indices, statuses);
         if (rc != MPI_SUCCESS || *outcount != 0)
             return rc;
         progress_once(&spins);
     }
 }
+FR_PMPI(Waitsome);
 
 /* Tests run one progress pass first, so a program polling with MPI_Test serves RMA too. */
 FR_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     progress_quick();
-    return PMPI_Test(request, flag, status);
+    return FR_NEXT(Test)(request, flag, status);
 }
+FR_PMPI(Test);
 
 FR_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
     progress_quick();
-    return PMPI_Testall(count, requests, flag, statuses);
+    return FR_NEXT(Testall)(count, requests, flag, statuses);
 }
+FR_PMPI(Testall);
 
 FR_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
     progress_quick();
-    return PMPI_Testany(count, requests, index, flag, status);
+    return FR_NEXT(Testany)(count, requests, index, flag, status);
 }
+FR_PMPI(Testany);
 
 FR_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                         MPI_Status statuses[])
 {
     progress_quick();
-    return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    return FR_NEXT(Testsome)(incount, requests, outcount, indices, statuses);
 }
+FR_PMPI(Testsome);
 
 FR_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     progress_quick();
-    return PMPI_Iprobe(source, tag, comm, flag, status);
+    return FR_NEXT(Iprobe)(source, tag, comm, flag, status);
 }
+FR_PMPI(Iprobe);
 
 FR_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (!hooks_on())
-        return PMPI_Probe(source, tag, comm, status);
+        return FR_NEXT(Probe)(source, tag, comm, status);
     unsigned spins = 0;
     for (;;) {
-        int flag = 0, rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+        int flag = 0, rc = FR_NEXT(Iprobe)(source, tag, comm, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
         progress_once(&spins);
     }
 }
+FR_PMPI(Probe);
 
 /* ---- blocking calls turned into nonblocking + wait ---- */
 
@@ -148,11 +159,12 @@ FR_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     FR_API int MPI_##name params                                                                  \
     {                                                                                             \
         if (!hooks_on())                                                                          \
-            return PMPI_##name args;                                                              \
+            return FR_NEXT(name) args;                                                              \
         MPI_Request req;                                                                          \
         int rc = PMPI_##iname iargs;                                                              \
         return rc != MPI_SUCCESS ? rc : wait_request(&req, status);                              \
-    }
+    }                                                                                             \
+    FR_PMPI(name);
 
 #define BUF const void *buf, int count, MPI_Datatype dt
 FR_BLOCKING(Recv, (void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
@@ -192,7 +204,7 @@ FR_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (!hooks_on())
-        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+        return FR_NEXT(Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     MPI_Request req[2];
     int rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &req[0]);
@@ -205,3 +217,4 @@ FR_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     int rrc = wait_request(&req[0], status);
     return rc != MPI_SUCCESS ? rc : rrc;
 }
+FR_PMPI(Sendrecv);

@@ -5,6 +5,7 @@
  * finds the epoch the operation belongs to, and queues it for the epoch's closing call. Nothing is
  * sent here (seed 001 section 4). The target checks the range again when the operation arrives. */
 #include "acc.h"
+#include "next.h"
 #include "entry.h"
 
 static int check_count(int count, const char *which)
@@ -91,31 +92,34 @@ FR_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origi
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    FR_WIN_ENTRY(win, FR_NEXT(Put)(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                target_count, target_datatype, win));
     FR_WIN_EXIT("MPI_Put", rma_core(w, FR_OP_PUT, origin_addr, origin_count, origin_datatype,
                                     target_rank, target_disp, target_count, target_datatype,
                                     MPI_OP_NULL));
 }
+FR_PMPI(Put);
 
 FR_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    FR_WIN_ENTRY(win, FR_NEXT(Get)(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                target_count, target_datatype, win));
     FR_WIN_EXIT("MPI_Get", rma_core(w, FR_OP_GET, origin_addr, origin_count, origin_datatype,
                                     target_rank, target_disp, target_count, target_datatype,
                                     MPI_OP_NULL));
 }
+FR_PMPI(Get);
 
 FR_API int MPI_Accumulate(const void *origin_addr, int origin_count,
                           MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
                           int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank,
+    FR_WIN_ENTRY(win, FR_NEXT(Accumulate)(origin_addr, origin_count, origin_datatype, target_rank,
                                       target_disp, target_count, target_datatype, op, win));
     FR_WIN_EXIT("MPI_Accumulate", rma_core(w, FR_OP_ACC, origin_addr, origin_count,
                                            origin_datatype, target_rank, target_disp, target_count,
                                            target_datatype, op));
 }
+FR_PMPI(Accumulate);

@@ -27,6 +27,7 @@
  * flush, so they change nothing.
  */
 #include "entry.h"
+#include "next.h"
 #include "progress.h"
 #include "transport.h"
 
@@ -86,7 +87,7 @@ static int fence_close_direct(fr_win *w)
 static int request_done(void *arg)
 {
     int flag = 0;
-    FR_CHECK_MPI(PMPI_Test((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
+    FR_CHECK_MPI(FR_NEXT(Test)((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
     return flag;
 }
 
@@ -140,6 +141,7 @@ static int fence(fr_win *w, int assert)
 
 FR_API int MPI_Win_fence(int assert, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_fence(assert, win));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_fence)(assert, win));
     FR_WIN_EXIT("MPI_Win_fence", fence(w, assert));
 }
+FR_PMPI(Win_fence);

@@ -22,6 +22,7 @@
  * once, and UNLOCK only waits for their completion.
  */
 #include "entry.h"
+#include "next.h"
 #include "progress.h"
 #include "transport.h"
 
@@ -213,12 +214,14 @@ static int unlock(fr_win *w, int rank)
 
 FR_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_lock(lock_type, rank, assert, win));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_lock)(lock_type, rank, assert, win));
     FR_WIN_EXIT("MPI_Win_lock", lock(w, lock_type, rank, assert));
 }
+FR_PMPI(Win_lock);
 
 FR_API int MPI_Win_unlock(int rank, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_unlock(rank, win));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_unlock)(rank, win));
     FR_WIN_EXIT("MPI_Win_unlock", unlock(w, rank));
 }
+FR_PMPI(Win_unlock);

@@ -21,6 +21,7 @@
  * unpacks and reduces), and is counted before MPI_Win_wait returns.
  */
 #include "entry.h"
+#include "next.h"
 #include "progress.h"
 #include "transport.h"
 
@@ -164,30 +165,35 @@ static int complete(fr_win *w)
 
 FR_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_post(group, assert, win));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_post)(group, assert, win));
     FR_WIN_EXIT("MPI_Win_post", post(w, group, assert));
 }
+FR_PMPI(Win_post);
 
 FR_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_start(group, assert, win));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_start)(group, assert, win));
     FR_WIN_EXIT("MPI_Win_start", start(w, group, assert));
 }
+FR_PMPI(Win_start);
 
 FR_API int MPI_Win_complete(MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_complete(win));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_complete)(win));
     FR_WIN_EXIT("MPI_Win_complete", complete(w));
 }
+FR_PMPI(Win_complete);
 
 FR_API int MPI_Win_wait(MPI_Win win)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_wait(win));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_wait)(win));
     FR_WIN_EXIT("MPI_Win_wait", wait_exposure(w));
 }
+FR_PMPI(Win_wait);
 
 FR_API int MPI_Win_test(MPI_Win win, int *flag)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_test(win, flag));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_test)(win, flag));
     FR_WIN_EXIT("MPI_Win_test", test_exposure(w, flag));
 }
+FR_PMPI(Win_test);

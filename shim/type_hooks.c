@@ -2,13 +2,15 @@
  * until they complete ("communication currently using this datatype completes normally"), and
  * targets that cached it may forget it. The registry (dtype.c) decides. */
 #include "dtype.h"
+#include "next.h"
 
 FR_API int MPI_Type_free(MPI_Datatype *datatype)
 {
     if (!fr_active)
-        return PMPI_Type_free(datatype);
+        return FR_NEXT(Type_free)(datatype);
     FR_ENTER();
     int rc = fr_dtype_user_free(datatype);
     FR_LEAVE();
     return rc == MPI_SUCCESS ? rc : fr_comm_raise(MPI_COMM_WORLD, "MPI_Type_free", rc);
 }
+FR_PMPI(Type_free);

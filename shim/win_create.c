@@ -10,6 +10,7 @@
  * and MPI_WIN_MODEL from the flexrma window.
  */
 #include "entry.h"
+#include "next.h"
 #include "progress.h"
 #include "stats.h"
 #include "transport.h"
@@ -92,7 +93,7 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
 
     member_info mine = {size, disp_unit};
     member_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
-    FR_CHECK_MPI(PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+    FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                                 MPI_BYTE, w->comm));
     w->peers = fr_xcalloc((size_t)w->size, sizeof *w->peers);
     for (int r = 0; r < w->size; r++) {
@@ -120,7 +121,7 @@ FR_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
                           MPI_Win *win)
 {
     if (!fr_active)
-        return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+        return FR_NEXT(Win_create)(base, size, disp_unit, info, comm, win);
     FR_ENTER();
     fr_win *w = NULL;
     int rc = check_create_args(base, size, disp_unit, comm);
@@ -134,6 +135,7 @@ FR_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
     FR_LEAVE();
     return rc == MPI_SUCCESS ? rc : fr_comm_raise(comm, "MPI_Win_create", rc);
 }
+FR_PMPI(Win_create);
 
 static int win_quiet(void *arg)
 {
@@ -144,7 +146,7 @@ static int win_quiet(void *arg)
 static int request_done(void *arg)
 {
     int flag = 0;
-    FR_CHECK_MPI(PMPI_Test((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
+    FR_CHECK_MPI(FR_NEXT(Test)((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
     return flag;
 }
 
@@ -173,7 +175,7 @@ static void win_destroy(fr_win *w)
 
 FR_API int MPI_Win_free(MPI_Win *win)
 {
-    FR_WIN_ENTRY(win ? *win : MPI_WIN_NULL, PMPI_Win_free(win));
+    FR_WIN_ENTRY(win ? *win : MPI_WIN_NULL, FR_NEXT(Win_free)(win));
     if (fr_win_any_epoch(w))
         FR_WIN_EXIT("MPI_Win_free",
                     fr_errorf(FR_ERR_FREE_IN_EPOCH, "an access or exposure epoch is still open "
@@ -192,20 +194,22 @@ FR_API int MPI_Win_free(MPI_Win *win)
     win_destroy(w);
     FR_LEAVE();
     *win = MPI_WIN_NULL;
-    FR_CHECK_MPI(PMPI_Win_free(&carrier));
+    FR_CHECK_MPI(FR_NEXT(Win_free)(&carrier));
     return MPI_SUCCESS;
 }
+FR_PMPI(Win_free);
 
 FR_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_get_group(win, group));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_get_group)(win, group));
     int rc = PMPI_Comm_group(w->comm, group);
     FR_WIN_EXIT("MPI_Win_get_group", rc);
 }
+FR_PMPI(Win_get_group);
 
 FR_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
 {
-    FR_WIN_ENTRY(win, PMPI_Win_get_attr(win, keyval, value, flag));
+    FR_WIN_ENTRY(win, FR_NEXT(Win_get_attr)(win, keyval, value, flag));
     void *answer = NULL;
     if (keyval == MPI_WIN_BASE)
         answer = w->base; /* the base itself, as MPI returns it */
@@ -219,9 +223,10 @@ FR_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
         answer = &w->attr_model;
     else {
         FR_LEAVE();
-        return PMPI_Win_get_attr(win, keyval, value, flag);
+        return FR_NEXT(Win_get_attr)(win, keyval, value, flag);
     }
     *(void **)value = answer;
     *flag = 1;
     FR_WIN_EXIT("MPI_Win_get_attr", MPI_SUCCESS);
 }
+FR_PMPI(Win_get_attr);
