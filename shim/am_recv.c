@@ -3,8 +3,9 @@
  * A packet that may not run yet is held, and so is every later packet from the same origin in
  * its role as origin, so they keep their order; they run when the condition clears (the lock is
  * granted, this process posts or enters the fence; see may_run). Replies to this process's own
- * epochs (UNLOCK_ACK) are never held behind them. Every operation is counted complete (fr_target_op_done) only once its data is in the
- * window, combined into it, or sent back; the synchronization protocols wait on those counts.
+ * epochs (UNLOCK_ACK) are never held behind them. Every operation is counted complete
+ * (fr_target_op_done) only once its data is in the window, combined into it, or sent back; the
+ * synchronization protocols wait on those counts.
  *
  * A target re-checks every range against its own window. An operation that fails the check can
  * only come from an origin that bypassed its own checks; it is reported on stderr and dropped

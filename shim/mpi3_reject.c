@@ -8,7 +8,7 @@
 #define FR_REJECT(name, params, args, win_arg)                                                    \
     FR_API int MPI_##name params                                                                  \
     {                                                                                             \
-        FR_WIN_ENTRY(win_arg, FR_NEXT(name) args);                                                  \
+        FR_WIN_ENTRY(win_arg, FR_NEXT(name) args);                                                \
         FR_WIN_EXIT("MPI_" #name,                                                                 \
                     fr_errorf(FR_ERR_MPI3, "MPI_" #name " is an MPI-3 call; flexrma windows "     \
                                            "implement MPI-2 one-sided communication"));           \

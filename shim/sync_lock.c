@@ -60,7 +60,6 @@ static void grant(fr_win *w, int src, int type)
     w->lk_mode = type;
     w->lk_holders++;
     p->lk = FR_LK_GRANTED;
-    p->lk_type = type;
     if (p->held)
         fr_am_replay_held(w, src);
 }
@@ -75,7 +74,6 @@ int fr_target_lock(fr_win *w, int src, int type)
         return 1;
     }
     p->lk = FR_LK_WAITING;
-    p->lk_type = type;
     queue_push(w, src, type);
     return 0;
 }

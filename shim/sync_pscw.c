@@ -49,7 +49,6 @@ static int post(fr_win *w, MPI_Group group, int assert)
     w->fence = FR_FENCE_OFF;
     for (int i = 0; i < n; i++) {
         fr_peer *p = &w->peers[ranks[i]];
-        p->in_post = 1;
         p->post_open = 1;
         if (p->held)
             fr_am_replay_held(w, ranks[i]);
@@ -78,11 +77,8 @@ static int exposure_done(void *arg)
 
 static void exposure_end(fr_win *w)
 {
-    for (int i = 0; i < w->npost; i++) {
-        fr_peer *p = &w->peers[w->post_ranks[i]];
-        p->in_post = 0;
-        p->complete_seen = 0;
-    }
+    for (int i = 0; i < w->npost; i++)
+        w->peers[w->post_ranks[i]].complete_seen = 0;
     free(w->post_ranks);
     w->post_ranks = NULL;
     w->npost = 0;

@@ -82,7 +82,6 @@ typedef struct fr_peer {
 
     /* --- this process as target, the member as origin --- */
     uint64_t ops_done;         /* its operations completed here, cumulative */
-    int in_post;               /* member of my current exposure group (PSCW) */
     int post_open;             /* I posted to it and its COMPLETE has not arrived: its
                                   post/start/complete/wait packets may run */
     uint64_t fence_seq;        /* number of the last fence it told me it closed (FENCE_DONE) */
@@ -90,7 +89,6 @@ typedef struct fr_peer {
     int complete_seen;         /* its COMPLETE for my current exposure epoch arrived */
     uint64_t complete_upto;    /* ... covering its operations up to this count */
     fr_lockstate lk;           /* its lock request on my window */
-    int lk_type;
     int unlock_seen;           /* its UNLOCK arrived; release once ops_done >= unlock_upto */
     int unlock_nocheck;
     uint64_t unlock_upto;
