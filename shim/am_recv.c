@@ -142,13 +142,13 @@ static int may_run(const fr_win *w, const fr_peer *peer, const fr_pkt *p)
         return peer->post_open; /* MPI_Win_post not called yet: keep it */
     if (e == FR_EPOCH_FENCE || p->type == FR_PKT_FENCE_DONE)
         return p->seq <= w->fence_count; /* this process has not entered that fence yet */
-    return 1;
+    return 1; /* counter epochs and counter packets: the window is always exposed to them */
 }
 
 static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
 {
     fr_peer *peer = &w->peers[src];
-    if (p->type != FR_PKT_UNLOCK_ACK && (peer->held || !may_run(w, peer, p))) {
+    if (!fr_pkt_is_reply(p) && (peer->held || !may_run(w, peer, p))) {
         hold(peer, p, size);
         return;
     }

@@ -119,7 +119,7 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
         desc = td->wire;
         fr_u64map_put(&p->types_sent, td->id, (void *)1);
     }
-    if (op->kind != FR_OP_GET && (size_t)op->bytes <= fr_opt.eager_max) {
+    if (fr_op_is_eager(op)) {
         h.flags |= FR_PKTF_INLINE;
         unsigned char *data = batch_add(w, t, b, &h, desc);
         return fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
@@ -138,7 +138,7 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
     return MPI_SUCCESS;
 }
 
-static int am_flush(fr_win *w, int t, const fr_pkt *lead, const fr_pkt *trail)
+static int am_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail)
 {
     fr_peer *p = &w->peers[t];
     batch b = {0};
@@ -152,14 +152,14 @@ static int am_flush(fr_win *w, int t, const fr_pkt *lead, const fr_pkt *trail)
     if (lead)
         batch_add(w, t, &b, lead, NULL);
     for (int gets = 0; gets <= 1; gets++)
-        for (size_t i = 0; i < p->q.n; i++)
-            if ((p->q.ops[i].kind == FR_OP_GET) == gets) {
-                int orc = add_op(w, t, &b, &p->q.ops[i]);
+        for (size_t i = 0; i < q->n; i++)
+            if ((q->ops[i].kind == FR_OP_GET) == gets) {
+                int orc = add_op(w, t, &b, &q->ops[i]);
                 if (rc == MPI_SUCCESS)
                     rc = orc;
             }
-    p->ops_sent += p->q.n;
-    fr_opq_clear(&p->q);
+    p->ops_sent += q->n;
+    fr_opq_clear(q);
     if (trail)
         batch_add(w, t, &b, trail, NULL);
     batch_send(w, t, &b);

@@ -18,6 +18,7 @@ const char *fr_epoch_name(fr_epoch e)
     case FR_EPOCH_FENCE: return "fence";
     case FR_EPOCH_PSCW: return "post/start/complete/wait";
     case FR_EPOCH_LOCK: return "lock";
+    case FR_EPOCH_COUNTER: return "sync-ops";
     default: return "none";
     }
 }
@@ -30,9 +31,18 @@ int fr_win_check_rank(fr_win *w, int rank)
     return MPI_SUCCESS;
 }
 
-int fr_win_access_epoch(fr_win *w, int target, fr_epoch *out)
+static const char *const kind_call[] = {[FR_OP_PUT] = "MPI_Put", [FR_OP_GET] = "MPI_Get",
+                                        [FR_OP_ACC] = "MPI_Accumulate"};
+
+int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out)
 {
     fr_peer *p = &w->peers[target];
+    /* A started sync-ops request covering the operation takes it, whatever else is open
+     * (docs/specification.md, section 6). */
+    if (p->cover[kind]) {
+        *out = FR_EPOCH_COUNTER;
+        return MPI_SUCCESS;
+    }
     if (p->lock_held) {
         *out = FR_EPOCH_LOCK;
         return MPI_SUCCESS;
@@ -51,8 +61,21 @@ int fr_win_access_epoch(fr_win *w, int target, fr_epoch *out)
     }
     if (w->nlocks > 0)
         return fr_errorf(FR_ERR_NO_EPOCH, "target rank %d is not locked (other targets are)", target);
+    for (int k = FR_OP_PUT; k < FR_OP_KINDS; k++)
+        if (p->cover[k])
+            return fr_errorf(FR_ERR_NO_EPOCH, "the sync-ops request started to rank %d does not "
+                                              "cover %s, and no other epoch is open", target,
+                             kind_call[kind]);
     return fr_errorf(FR_ERR_NO_EPOCH, "no access epoch is open: call MPI_Win_fence, "
                                       "MPI_Win_start or MPI_Win_lock first");
+}
+
+int fr_win_rank_of_member(const fr_win *w, uint32_t id)
+{
+    for (int r = 0; r < w->size; r++)
+        if (w->peers[r].member_id == id)
+            return r;
+    return -1;
 }
 
 int fr_win_any_epoch(const fr_win *w)
@@ -107,6 +130,18 @@ void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
     case FR_PKT_FENCE_DONE:
         fr_target_fence_done(w, src, p->seq, p->arg);
         break;
+    case FR_PKT_BUMP:
+        fr_target_bump(w, src, p);
+        break;
+    case FR_PKT_BUMP_ACK:
+        fr_origin_bump_acked(w, src, p);
+        break;
+    case FR_PKT_COUNTER_READ:
+        fr_target_counter_read(w, src, p);
+        break;
+    case FR_PKT_COUNTER_VALUE:
+        fr_origin_counter_value(w, src, p);
+        break;
     default:
         fr_fatal("unexpected synchronization packet type %d from rank %d", p->type, src);
     }
@@ -115,6 +150,8 @@ void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
 void fr_target_op_done(fr_win *w, int src, fr_epoch epoch)
 {
     w->peers[src].ops_done++;
+    if (w->peers[src].nbumps)
+        fr_bumps_op_done(w, src);
     if (epoch == FR_EPOCH_FENCE)
         w->fence_done++;
     else if (epoch == FR_EPOCH_LOCK)

@@ -60,19 +60,21 @@ static void report_if_fatal(MPI_Errhandler eh, const char *call, int rc)
     fflush(stderr);
 }
 
-int fr_win_raise(fr_win *w, const char *call, int rc)
+int fr_handle_raise(MPI_Win win, const char *call, int rc)
 {
     if (rc == MPI_SUCCESS)
         return rc;
     MPI_Errhandler eh;
-    PMPI_Win_get_errhandler(w->handle, &eh);
+    PMPI_Win_get_errhandler(win, &eh);
     report_if_fatal(eh, call, rc);
     if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
         PMPI_Errhandler_free(&eh);
-    PMPI_Win_call_errhandler(w->handle, rc);
+    PMPI_Win_call_errhandler(win, rc);
     err_detail[0] = '\0';
     return rc;
 }
+
+int fr_win_raise(fr_win *w, const char *call, int rc) { return fr_handle_raise(w->handle, call, rc); }
 
 int fr_comm_raise(MPI_Comm comm, const char *call, int rc)
 {

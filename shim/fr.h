@@ -64,6 +64,7 @@ struct fr_win;
 /* Raise rc (an MPI error code) from call `call` through the window's error handler; returns what
  * the handler lets the call return. MPI_SUCCESS passes through untouched. */
 int fr_win_raise(struct fr_win *w, const char *call, int rc);
+int fr_handle_raise(MPI_Win win, const char *call, int rc); /* any window of the MPI library */
 int fr_comm_raise(MPI_Comm comm, const char *call, int rc);
 
 /* Checked size arithmetic: 0 on success, -1 on overflow. */
@@ -71,6 +72,9 @@ static inline int fr_mul_size(size_t a, size_t b, size_t *out)
 {
     return __builtin_mul_overflow(a, b, out) ? -1 : 0;
 }
+
+/* Is the boolean info key set to "true" (or "1", "yes")? MPI_INFO_NULL: no. */
+int fr_info_flag(MPI_Info info, const char *key);
 
 void *fr_xmalloc(size_t n);                 /* aborts the job on exhaustion */
 void *fr_xcalloc(size_t n, size_t size);    /* idem, overflow-checked */

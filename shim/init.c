@@ -6,7 +6,9 @@
 #include "fr.h"
 #include "next.h"
 #include "dtype.h"
+#include "counters.h"
 #include "progress.h"
+#include "request.h"
 #include "stats.h"
 #include "win.h"
 
@@ -59,6 +61,7 @@ static int start_engine(void)
     FR_CHECK_MPI(PMPI_Comm_dup(MPI_COMM_SELF, &fr_comm_self));
     FR_CHECK_MPI(PMPI_Comm_set_errhandler(fr_comm_self, MPI_ERRORS_RETURN));
     fr_errors_register();
+    fr_syncobj_init();
     fr_active = 1;
     if (fr_opt.async_progress)
         return fr_agent_start();
@@ -117,6 +120,8 @@ FR_API int MPI_Finalize(void)
         if (fr_opt.stats)
             fr_stats_print();
         fr_dtype_finalize();
+        fr_syncobj_finalize();
+        fr_req_finalize();
         fr_active = 0;
         FR_LEAVE();
         PMPI_Comm_free(&fr_comm_self);

@@ -55,6 +55,7 @@ int fr_local_op(fr_win *w, const fr_op *op)
         free(tmp);
         return rc;
     }
+    default:
+        return fr_errorf(FR_ERR_INTERN, "unknown operation kind %d", op->kind);
     }
-    return fr_errorf(FR_ERR_INTERN, "unknown operation kind %d", op->kind);
 }

@@ -27,4 +27,8 @@ void *fr_next_symbol(const char *name); /* aborts the job if the library has no 
 #define FR_PMPI(name)                                                                             \
     __typeof__(MPI_##name) PMPI_##name __attribute__((alias("MPI_" #name), visibility("default")))
 
+/* The same for flexrma's MPIX_ extensions. */
+#define FR_PMPIX(name)                                                                            \
+    __typeof__(MPIX_##name) PMPIX_##name __attribute__((alias("MPIX_" #name), visibility("default")))
+
 #endif

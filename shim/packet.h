@@ -40,12 +40,19 @@ typedef enum fr_pkt_type {
     FR_PKT_COMPLETE,     /* origin -> target: access epoch closed after `arg` operations */
     FR_PKT_FENCE_DONE,   /* origin -> target: fence number `seq` closed after `arg` operations */
     FR_PKT_TYPE_DROP,    /* origin -> target: forget `arg` datatype ids (uint64) that follow */
+    FR_PKT_BUMP,         /* origin -> owner: once `arg` operations from me are done, bump counter
+                            `dtype` (ext/syncobj key); with FR_PKTF_ACK answer BUMP_ACK(`seq`) */
+    FR_PKT_BUMP_ACK,     /* owner -> origin: BUMP number `seq` applied (`op` != 0: dropped) */
+    FR_PKT_COUNTER_READ, /* origin -> owner: send the value of counter `dtype` as read `seq` */
+    FR_PKT_COUNTER_VALUE,/* owner -> origin: read `seq` found `arg` (`op` != 0: no such counter) */
 } fr_pkt_type;
 
 enum {
     FR_PKTF_INLINE = 1,  /* packed data follows the description */
     FR_PKTF_TYPEDESC = 2,/* the target datatype's description follows the header */
     FR_PKTF_NOCHECK = 4, /* UNLOCK of an epoch opened with MPI_MODE_NOCHECK: no lock was taken */
+    FR_PKTF_ACK = 8,     /* BUMP: acknowledge it */
+    FR_PKTF_NOBUMP = 16, /* BUMP: only acknowledge, once the operations are done */
 };
 
 typedef struct fr_pkt {

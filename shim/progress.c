@@ -1,5 +1,6 @@
 /* progress.c - internal requests, the progress pass, waiting, and the agent thread. */
 #include "progress.h"
+#include "request.h"
 #include "next.h"
 #include "transport.h"
 #include "win.h"
@@ -39,7 +40,7 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx)
 
 int fr_pending_count(void) { return npending; }
 
-int fr_progress_needed(void) { return fr_nwindows > 0 || npending > 0; }
+int fr_progress_needed(void) { return fr_nwindows > 0 || npending > 0 || fr_req_any(); }
 
 /* Complete what finished. Callbacks may add requests, so the finished entries are taken out
  * of the table first and called afterwards. */
@@ -76,6 +77,7 @@ int fr_progress(void)
     for (fr_win *w = fr_windows; w; w = w->next)
         events += fr_am_poll(w);
     events += complete_pending();
+    events += fr_req_progress();
     return events;
 }
 

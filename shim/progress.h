@@ -25,6 +25,11 @@ int fr_progress_needed(void);
 /* Internal requests not yet complete. */
 int fr_pending_count(void);
 
+/* The waiting the hooked MPI calls share (pt2pt_hooks.c). */
+int fr_hooks_on(void);             /* should a blocking call wait through flexrma? */
+void fr_hook_turn(unsigned *spins);/* one turn of a hooked wait that found nothing */
+void fr_hook_poll(void);           /* one progress pass, from a nonblocking call */
+
 int fr_agent_start(void);
 void fr_agent_stop(void);
 

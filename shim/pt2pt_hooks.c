@@ -1,21 +1,22 @@
-/* pt2pt_hooks.c - progress while the application waits in MPI.
+/* pt2pt_hooks.c - progress while the application waits in a blocking MPI call.
  *
  * A target must serve RMA even when it is not in a flexrma call: a rank blocked in MPI_Recv for a
  * message its peer sends only after an unlock on it returns would otherwise deadlock. While
  * flexrma has work (live windows or requests in flight) and no agent thread, the blocking calls
  * below become their nonblocking form plus a wait loop that also runs the progress engine. Their
- * meaning (matching, statuses, errors) is the MPI library's: flexrma only waits differently. */
+ * meaning (matching, statuses, errors) is the MPI library's: flexrma only waits differently.
+ * The request functions (MPI_Wait*, MPI_Test*, ...) are hooked in req_hooks.c. */
 #include "progress.h"
 #include "next.h"
 
-static int hooks_on(void) { return fr_active && !fr_opt.async_progress && fr_progress_needed(); }
+int fr_hooks_on(void) { return fr_active && !fr_opt.async_progress && fr_progress_needed(); }
 
 /* One turn of a hooked wait. The MPI library's own test already drove its progress engine;
  * flexrma's pass (a probe per window) runs every FR_HOOK_POLL_EVERY turns, often enough to serve
  * RMA within a few microseconds, seldom enough not to slow the application's own messages. */
 #define FR_HOOK_POLL_EVERY 4
 
-static void progress_once(unsigned *spins)
+void fr_hook_turn(unsigned *spins)
 {
     int events = 0;
     if (*spins % FR_HOOK_POLL_EVERY == 0) {
@@ -36,11 +37,11 @@ static int wait_request(MPI_Request *req, MPI_Status *status)
         int flag = 0, rc = FR_NEXT(Test)(req, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
-        progress_once(&spins);
+        fr_hook_turn(&spins);
     }
 }
 
-static void progress_quick(void)
+void fr_hook_poll(void)
 {
     if (!fr_active || fr_opt.async_progress || !fr_progress_needed())
         return;
@@ -49,106 +50,23 @@ static void progress_quick(void)
     FR_LEAVE();
 }
 
-/* ---- request completion ---- */
-
-FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
-{
-    if (!hooks_on())
-        return FR_NEXT(Wait)(request, status);
-    return wait_request(request, status);
-}
-FR_PMPI(Wait);
-
-FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
-{
-    if (!hooks_on())
-        return FR_NEXT(Waitall)(count, requests, statuses);
-    unsigned spins = 0;
-    for (;;) {
-        int flag = 0, rc = FR_NEXT(Testall)(count, requests, &flag, statuses);
-        if (rc != MPI_SUCCESS || flag)
-            return rc;
-        progress_once(&spins);
-    }
-}
-FR_PMPI(Waitall);
-
-FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
-{
-    if (!hooks_on())
-        return FR_NEXT(Waitany)(count, requests, index, status);
-    unsigned spins = 0;
-    for (;;) {
-        int flag = 0, rc = FR_NEXT(Testany)(count, requests, index, &flag, status);
-        if (rc != MPI_SUCCESS || flag)
-            return rc;
-        progress_once(&spins);
-    }
-}
-FR_PMPI(Waitany);
-
-FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                        MPI_Status statuses[])
-{
-    if (!hooks_on())
-        return FR_NEXT(Waitsome)(incount, requests, outcount, indices, statuses);
-    unsigned spins = 0;
-    for (;;) {
-        int rc = FR_NEXT(Testsome)(incount, requests, outcount, indices, statuses);
-        if (rc != MPI_SUCCESS || *outcount != 0)
-            return rc;
-        progress_once(&spins);
-    }
-}
-FR_PMPI(Waitsome);
-
-/* Tests run one progress pass first, so a program polling with MPI_Test serves RMA too. */
-FR_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    progress_quick();
-    return FR_NEXT(Test)(request, flag, status);
-}
-FR_PMPI(Test);
-
-FR_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
-{
-    progress_quick();
-    return FR_NEXT(Testall)(count, requests, flag, statuses);
-}
-FR_PMPI(Testall);
-
-FR_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
-{
-    progress_quick();
-    return FR_NEXT(Testany)(count, requests, index, flag, status);
-}
-FR_PMPI(Testany);
-
-FR_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                        MPI_Status statuses[])
-{
-    progress_quick();
-    return FR_NEXT(Testsome)(incount, requests, outcount, indices, statuses);
-}
-FR_PMPI(Testsome);
-
 FR_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    progress_quick();
+    fr_hook_poll();
     return FR_NEXT(Iprobe)(source, tag, comm, flag, status);
 }
 FR_PMPI(Iprobe);
 
 FR_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!hooks_on())
+    if (!fr_hooks_on())
         return FR_NEXT(Probe)(source, tag, comm, status);
     unsigned spins = 0;
     for (;;) {
         int flag = 0, rc = FR_NEXT(Iprobe)(source, tag, comm, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
-        progress_once(&spins);
+        fr_hook_turn(&spins);
     }
 }
 FR_PMPI(Probe);
@@ -158,7 +76,7 @@ FR_PMPI(Probe);
 #define FR_BLOCKING(name, params, args, iname, iargs, status)                                     \
     FR_API int MPI_##name params                                                                  \
     {                                                                                             \
-        if (!hooks_on())                                                                          \
+        if (!fr_hooks_on())                                                                          \
             return FR_NEXT(name) args;                                                              \
         MPI_Request req;                                                                          \
         int rc = PMPI_##iname iargs;                                                              \
@@ -203,7 +121,7 @@ FR_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!hooks_on())
+    if (!fr_hooks_on())
         return FR_NEXT(Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     MPI_Request req[2];

@@ -51,7 +51,7 @@ static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MP
     if ((rc = fr_win_check_rank(w, target)) || (rc = check_count(ocount, "origin")) ||
         (rc = check_count(tcount, "target")) || (rc = fr_dtype_get(otype, &op.origin_dt)) ||
         (rc = fr_dtype_get(ttype, &op.target_dt)) ||
-        (rc = fr_win_access_epoch(w, target, &op.epoch)))
+        (rc = fr_win_access_epoch(w, target, kind, &op.epoch)))
         return rc;
     if (kind == FR_OP_ACC) {
         if ((rc = fr_op_check(mop, op.target_dt->elem)))
@@ -75,7 +75,7 @@ static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MP
     if (obytes == 0)
         return MPI_SUCCESS;
     op.bytes = obytes;
-    fr_opq_push(&p->q, &op);
+    fr_opq_push(op.epoch == FR_EPOCH_COUNTER ? &p->cq : &p->q, &op);
     if (op.epoch == FR_EPOCH_FENCE)
         w->fence_ops++;
     w->st.bytes += (uint64_t)obytes;

@@ -46,14 +46,14 @@ void fr_target_fence_done(fr_win *w, int src, uint64_t seq, uint64_t upto)
  * a FENCE_DONE (direct scheme); without, only members with operations get a batch. */
 static int issue_all(fr_win *w, int announce)
 {
-    int rc = w->peers[w->rank].tp->flush(w, w->rank, NULL, NULL);
+    int rc = w->peers[w->rank].tp->flush(w, w->rank, &w->peers[w->rank].q, NULL, NULL);
     for (int t = 0; t < w->size; t++) {
         fr_peer *p = &w->peers[t];
         if (t == w->rank || (!announce && p->q.n == 0))
             continue;
         fr_pkt done = {.type = FR_PKT_FENCE_DONE, .seq = w->fence_count,
                        .arg = p->ops_sent + p->q.n};
-        int trc = p->tp->flush(w, t, NULL, announce ? &done : NULL);
+        int trc = p->tp->flush(w, t, &p->q, NULL, announce ? &done : NULL);
         if (rc == MPI_SUCCESS)
             rc = trc;
     }

@@ -200,7 +200,7 @@ static int unlock(fr_win *w, int rank)
     /* The lock on myself was taken in MPI_Win_lock. */
     const fr_pkt *lead = (rank == w->rank || p->lock_nocheck) ? NULL : &lockpkt;
     p->unlock_acked = 0;
-    rc = p->tp->flush(w, rank, lead, &unlockpkt);
+    rc = p->tp->flush(w, rank, &p->q, lead, &unlockpkt);
     peer_wait pw = {w, rank};
     fr_wait_until(unlock_done, &pw);
     p->lock_held = 0;

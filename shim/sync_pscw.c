@@ -146,7 +146,7 @@ static int complete(fr_win *w)
         int t = w->start_ranks[i];
         fr_peer *p = &w->peers[t];
         fr_pkt done = {.type = FR_PKT_COMPLETE, .arg = p->ops_sent + p->q.n};
-        int trc = p->tp->flush(w, t, NULL, &done);
+        int trc = p->tp->flush(w, t, &p->q, NULL, &done);
         if (rc == MPI_SUCCESS)
             rc = trc;
         p->in_start = 0;

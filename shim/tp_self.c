@@ -2,20 +2,20 @@
  * handed straight to the protocol. */
 #include "transport.h"
 
-static int self_flush(fr_win *w, int target, const fr_pkt *lead, const fr_pkt *trail)
+static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail)
 {
     fr_peer *p = &w->peers[target];
     int rc = MPI_SUCCESS;
     if (lead)
         fr_sync_packet(w, target, lead);
-    for (size_t i = 0; i < p->q.n; i++) {
-        int orc = fr_local_op(w, &p->q.ops[i]);
+    for (size_t i = 0; i < q->n; i++) {
+        int orc = fr_local_op(w, &q->ops[i]);
         if (rc == MPI_SUCCESS)
             rc = orc;
-        fr_target_op_done(w, target, p->q.ops[i].epoch);
+        p->ops_sent++; /* before the target side counts it done */
+        fr_target_op_done(w, target, q->ops[i].epoch);
     }
-    p->ops_sent += p->q.n;
-    fr_opq_clear(&p->q);
+    fr_opq_clear(q);
     if (trail)
         fr_sync_packet(w, target, trail);
     return rc;

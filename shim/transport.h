@@ -18,9 +18,9 @@
 
 typedef struct fr_transport {
     const char *name;
-    /* Issue every queued operation of `target` (emptying its queue), preceded by `lead` and
-     * followed by `trail` when they are not NULL. Returns without waiting for completion. */
-    int (*flush)(fr_win *w, int target, const fr_pkt *lead, const fr_pkt *trail);
+    /* Issue every operation of queue q (one of target's, which it empties), preceded by `lead`
+     * and followed by `trail` when they are not NULL. Returns without waiting for completion. */
+    int (*flush)(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail);
     /* Send one synchronization packet that carries no data (UNLOCK_ACK). */
     int (*notify)(fr_win *w, int target, const fr_pkt *pkt);
 } fr_transport;
@@ -42,8 +42,21 @@ void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
 /* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
 void fr_lock_op_done(fr_win *w, int src);
 void fr_origin_unlock_acked(fr_win *w, int src);
-/* Dispatch a synchronization packet (LOCK, UNLOCK, UNLOCK_ACK, COMPLETE, FENCE_DONE) from src. */
+/* Counter packets (sync_counter.c): BUMP from an origin, BUMP_ACK and COUNTER_VALUE replies. */
+void fr_target_bump(fr_win *w, int src, const fr_pkt *p);
+void fr_target_counter_read(fr_win *w, int src, const fr_pkt *p);
+/* Operations of src completed: BUMPs of src waiting for them may now apply. */
+void fr_bumps_op_done(fr_win *w, int src);
+void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p);
+void fr_origin_counter_value(fr_win *w, int src, const fr_pkt *p);
+/* Dispatch a synchronization packet (everything but the operations and TYPE_DROP) from src. */
 void fr_sync_packet(fr_win *w, int src, const fr_pkt *p);
+/* Replies to this process's own requests (UNLOCK_ACK, BUMP_ACK, COUNTER_VALUE): never held. */
+static inline int fr_pkt_is_reply(const fr_pkt *p)
+{
+    return p->type == FR_PKT_UNLOCK_ACK || p->type == FR_PKT_BUMP_ACK ||
+           p->type == FR_PKT_COUNTER_VALUE;
+}
 
 /* ---- message transport internals shared by its files (am_*.c) ---- */
 /* Handle one batch that src sent me. */

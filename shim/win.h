@@ -19,6 +19,9 @@
 #include "u64map.h"
 
 struct fr_transport;
+struct fr_req;
+struct fr_counters;
+struct fr_pkt;
 
 /* The kind of epoch an RMA operation belongs to; carried in every operation packet so the target
  * can account completions per synchronization method. */
@@ -27,10 +30,11 @@ typedef enum fr_epoch {
     FR_EPOCH_FENCE,
     FR_EPOCH_PSCW,
     FR_EPOCH_LOCK,
+    FR_EPOCH_COUNTER, /* covered by a started sync-ops request (ext/syncobj) */
 } fr_epoch;
 const char *fr_epoch_name(fr_epoch e);
 
-typedef enum fr_opkind { FR_OP_PUT = 1, FR_OP_GET, FR_OP_ACC } fr_opkind;
+typedef enum fr_opkind { FR_OP_PUT = 1, FR_OP_GET, FR_OP_ACC, FR_OP_KINDS } fr_opkind;
 
 /* One RMA operation, queued at the origin until the epoch's closing call issues it
  * (seed 001 section 4: "do everything in the second synchronization call"). It holds references
@@ -66,10 +70,20 @@ typedef enum fr_lockstate { FR_LK_IDLE = 0, FR_LK_WAITING, FR_LK_GRANTED } fr_lo
 typedef struct fr_peer {
     MPI_Aint size;             /* its window size in bytes */
     int disp_unit;
+    uint32_t member_id;        /* identity in the window that survives membership changes */
     const struct fr_transport *tp;
 
     /* --- this process as origin, the member as target --- */
     fr_opq q;                  /* operations waiting for the closing synchronization */
+    fr_opq cq;                 /* operations of my counter epochs, waiting for a sync-ops
+                                  request's completion */
+    int cover[FR_OP_KINDS];    /* my started sync-ops requests to it covering each kind */
+    uint64_t acks_asked;       /* BUMP acknowledgements I asked it for, cumulative */
+    uint64_t acks_got;         /* ... and received (they come in order) */
+    uint64_t ack_failed;       /* number of the last acknowledgement reporting a dropped bump */
+    uint64_t reads_asked, reads_got; /* counter reads (MPIX_Win_sync_read) */
+    uint64_t read_value;
+    int read_failed;
     uint64_t ops_sent;         /* operations issued to it, cumulative */
     int pending;               /* internal requests to it not yet complete */
     int lock_held;             /* MPI_LOCK_* of my lock epoch on it, 0 if none */
@@ -93,6 +107,8 @@ typedef struct fr_peer {
     int unlock_nocheck;
     uint64_t unlock_upto;
     fr_held *held, **held_tail;/* its packets waiting until they may run (packet.h), in order */
+    struct fr_pkt *bumps;      /* its BUMPs waiting for the operations they follow */
+    size_t nbumps, cap_bumps;
     fr_u64map types_recv;      /* its datatypes rebuilt here: id -> fr_rxtype */
 } fr_peer;
 
@@ -122,6 +138,9 @@ typedef struct fr_win {
     int disp_unit;
     fr_peer *peers;            /* indexed by window rank */
     int id;                    /* creation order in this process, for statistics */
+    uint64_t uid;              /* identity shared by all members, drawn at creation */
+    struct fr_req *reqs;       /* flexrma requests on this window (request.h) */
+    struct fr_counters *counters; /* counters this process owns (ext/syncobj) */
 
     /* access epochs of this process (origin side) */
     fr_fence_state fence;
@@ -164,8 +183,12 @@ extern int fr_nwindows;
 
 /* Epoch bookkeeping shared by the synchronization files (epoch.c). */
 int fr_win_check_rank(fr_win *w, int rank);
-/* The epoch an operation to `target` would belong to now, or an fr_errorf() code. */
-int fr_win_access_epoch(fr_win *w, int target, fr_epoch *out);
+/* The epoch an operation of `kind` to `target` would belong to now, or an fr_errorf() code. */
+int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out);
+/* The window rank of the member with identity id, or -1. */
+int fr_win_rank_of_member(const fr_win *w, uint32_t id);
+/* The error to raise for a call that needs a flexrma window but got `win`. */
+int fr_not_flexrma_win(MPI_Win win, const char *call);
 /* Non-zero if any access or exposure epoch of this process is open on w. */
 int fr_win_any_epoch(const fr_win *w);
 /* Translate a group into window ranks (allocated array); FR_ERR_GROUP if a member is not in w. */
@@ -180,6 +203,12 @@ int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, con
 void fr_opq_push(fr_opq *q, const fr_op *op);
 void fr_opq_clear(fr_opq *q); /* releases the datatype references of every op */
 void fr_op_release(fr_op *op);
+/* Does the operation's data travel inside the packet (so it is complete at the origin once
+ * queued for sending)? */
+static inline int fr_op_is_eager(const fr_op *op)
+{
+    return op->kind != FR_OP_GET && (size_t)op->bytes <= fr_opt.eager_max;
+}
 
 /* Local execution of an operation whose target is this process (local.c). */
 int fr_local_op(fr_win *w, const fr_op *op);

@@ -9,14 +9,19 @@
  * MPI_Win_get_attr answers MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR
  * and MPI_WIN_MODEL from the flexrma window.
  */
+#include "counters.h"
 #include "entry.h"
 #include "next.h"
 #include "progress.h"
+#include "request.h"
 #include "stats.h"
 #include "transport.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 fr_win *fr_windows;
 int fr_nwindows;
@@ -55,7 +60,21 @@ static void list_del(fr_win *w)
 typedef struct member_info {
     int64_t size;
     int64_t disp_unit;
+    uint64_t uid;       /* the window's identity: rank 0's draw is used */
 } member_info;
+
+/* 64 random bits, so that counters of different windows (even of different jobs meeting
+ * through MPI_Comm_connect) never look alike. */
+static uint64_t draw_uid(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        v = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+    }
+    return v ? v : 1;
+}
 
 static int check_create_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm)
 {
@@ -91,7 +110,7 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     w->attr_model = MPI_WIN_SEPARATE;
     w->id = win_counter++;
 
-    member_info mine = {size, disp_unit};
+    member_info mine = {size, disp_unit, draw_uid()};
     member_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
     FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                                 MPI_BYTE, w->comm));
@@ -100,10 +119,12 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
         fr_peer *p = &w->peers[r];
         p->size = (MPI_Aint)all[r].size;
         p->disp_unit = (int)all[r].disp_unit;
+        p->member_id = (uint32_t)r; /* joiners get fresh identities (ext/dynwin) */
         p->held_tail = &p->held;
         fr_u64map_init(&p->types_sent);
         fr_u64map_init(&p->types_recv);
     }
+    w->uid = all[0].uid;
     free(all);
 
     void *carrier_base;
@@ -156,6 +177,9 @@ static void win_destroy(fr_win *w)
         fr_peer *p = &w->peers[r];
         fr_opq_clear(&p->q);
         free(p->q.ops);
+        fr_opq_clear(&p->cq);
+        free(p->cq.ops);
+        free(p->bumps);
         free(p->types_drop);
         fr_u64map_destroy(&p->types_sent);
         fr_am_peer_types_free(p);
@@ -164,6 +188,8 @@ static void win_destroy(fr_win *w)
             free(h);
         }
     }
+    fr_counters_free(w);
+    fr_req_win_gone(w);
     free(w->peers);
     free(w->start_ranks);
     free(w->post_ranks);
@@ -180,6 +206,12 @@ FR_API int MPI_Win_free(MPI_Win *win)
         FR_WIN_EXIT("MPI_Win_free",
                     fr_errorf(FR_ERR_FREE_IN_EPOCH, "an access or exposure epoch is still open "
                                                     "on the window; close it before MPI_Win_free"));
+    int active = fr_req_win_active(w);
+    if (active)
+        FR_WIN_EXIT("MPI_Win_free",
+                    fr_errorf(FR_ERR_FREE_IN_EPOCH, "%d sync request(s) of this process are still "
+                                                    "active on the window; complete them first",
+                              active));
     /* Every member has closed its epochs before entering MPI_Win_free, so once all have entered
      * (the barrier) no more RMA can target this process; lock epochs of others on my window
      * ended when their unlock returned. Local completion of my own requests comes first. */
@@ -198,6 +230,17 @@ FR_API int MPI_Win_free(MPI_Win *win)
     return MPI_SUCCESS;
 }
 FR_PMPI(Win_free);
+
+int fr_not_flexrma_win(MPI_Win win, const char *call)
+{
+    if (!fr_active)
+        return MPI_ERR_WIN; /* flexrma is disabled: its error codes are not registered */
+    int rc = fr_errorf(FR_ERR_WIN, "%s needs a window created by flexrma's MPI_Win_create%s", call,
+                       win == MPI_WIN_NULL ? " (got MPI_WIN_NULL)" : "");
+    if (win == MPI_WIN_NULL)
+        return fr_comm_raise(MPI_COMM_WORLD, call, rc);
+    return fr_handle_raise(win, call, rc);
+}
 
 FR_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
