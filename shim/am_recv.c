@@ -26,6 +26,7 @@ typedef struct target_xfer {
     fr_win *w;
     int src;
     fr_epoch epoch;
+    uint64_t number;     /* fr_target_op_begin */
     const fr_dtype *tt;  /* held rebuilt target datatype */
     void *addr;          /* accumulate: where to combine */
     int count;
@@ -47,7 +48,7 @@ static void xfer_done(void *ctx, MPI_Status *st)
     }
     fr_am_rxtype_unhold(x->tt);
     x->w->target_pending--;
-    fr_target_op_done(x->w, x->src, x->epoch);
+    fr_target_op_done(x->w, x->src, x->epoch, x->number);
     free(x);
 }
 
@@ -65,20 +66,20 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
     if ((p->flags & FR_PKTF_TYPEDESC) &&
         fr_am_rxtype_add(w, src, p->dtype, desc, (size_t)p->desc_len) != MPI_SUCCESS) {
         reject(w, src, p, fr_error_detail());
-        fr_target_op_done(w, src, epoch);
+        fr_target_op_done(w, src, epoch, 0);
         return;
     }
     const fr_dtype *tt = fr_am_rxtype(w, src, p->dtype);
     MPI_Aint off = 0;
     if (!tt) {
         reject(w, src, p, "unknown target datatype");
-        fr_target_op_done(w, src, epoch);
+        fr_target_op_done(w, src, epoch, 0);
         return;
     }
     if (fr_win_range(w->win_size, w->disp_unit, p->disp, p->count, tt, w->rank, &off) ||
         fr_dtype_bytes(tt, p->count) != (MPI_Count)p->data_len) {
         reject(w, src, p, "target range or size does not fit this window");
-        fr_target_op_done(w, src, epoch);
+        fr_target_op_done(w, src, epoch, 0);
         return;
     }
     char *addr = (char *)w->base + off;
@@ -90,12 +91,13 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
             rc = fr_acc_apply(addr, p->count, tt, data, (size_t)p->data_len, fr_op_handle(p->op));
         if (rc != MPI_SUCCESS)
             reject(w, src, p, fr_error_detail());
-        fr_target_op_done(w, src, epoch);
+        fr_target_op_done(w, src, epoch, 0);
         return;
     }
     target_xfer *x = fr_xcalloc(1, sizeof *x);
     *x = (target_xfer){.w = w, .src = src, .epoch = epoch, .tt = tt, .addr = addr,
                        .count = p->count, .op_index = p->op};
+    x->number = fr_target_op_begin(w, src);
     fr_am_rxtype_hold(tt);
     MPI_Request req;
     int tag = (int)p->data_tag;

@@ -7,6 +7,7 @@
  * in a message of their own straight from the user's buffer with the user's datatype, and a get
  * posts its receive into the user's buffer before the batch leaves. */
 #include "progress.h"
+#include "request.h"
 #include "next.h"
 #include "transport.h"
 
@@ -27,11 +28,14 @@ typedef struct xfer {
     int target;
     fr_dtype *dt;         /* origin datatype used by the request, released at completion */
     unsigned char *buf;   /* batch buffer, freed at completion */
+    fr_req *req;          /* the application's request for the operation, if any */
 } xfer;
 
 static void xfer_done(void *ctx, MPI_Status *st)
 {
     xfer *x = ctx;
+    if (x->req)
+        x->req->cls->op_done_here(x->req);
     if (x->dt)
         fr_dtype_release(x->dt);
     free(x->buf);
@@ -40,10 +44,11 @@ static void xfer_done(void *ctx, MPI_Status *st)
     free(x);
 }
 
-static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned char *buf)
+static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned char *buf,
+                  fr_req *owner)
 {
     xfer *x = fr_xmalloc(sizeof *x);
-    *x = (xfer){w, target, dt, buf};
+    *x = (xfer){w, target, dt, buf, owner};
     w->pending++;
     w->peers[target].pending++;
     fr_pending_add(req, xfer_done, x);
@@ -63,7 +68,7 @@ static void batch_send(fr_win *w, int target, batch *b)
     if (flag)
         free(b->buf);
     else
-        track(w, target, req, NULL, b->buf);
+        track(w, target, req, NULL, b->buf, NULL);
     *b = (batch){0};
 }
 
@@ -119,11 +124,17 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
         desc = td->wire;
         fr_u64map_put(&p->types_sent, td->id, (void *)1);
     }
+    uint64_t ordinal = ++p->ops_sent;
     if (fr_op_is_eager(op)) {
         h.flags |= FR_PKTF_INLINE;
         unsigned char *data = batch_add(w, t, b, &h, desc);
-        return fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
+        int rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
+        if (op->req)
+            op->req->cls->op_issued(op->req, ordinal, 1); /* packed: complete here */
+        return rc;
     }
+    if (op->req)
+        op->req->cls->op_issued(op->req, ordinal, 0);
     h.data_tag = next_tag(w, op->kind == FR_OP_GET);
     MPI_Request req;
     if (op->kind == FR_OP_GET)
@@ -133,7 +144,7 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
         FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
                                 (int)h.data_tag, w->comm, &req));
     fr_dtype_retain(op->origin_dt);
-    track(w, t, req, op->origin_dt, NULL);
+    track(w, t, req, op->origin_dt, NULL, op->req);
     batch_add(w, t, b, &h, desc);
     return MPI_SUCCESS;
 }
@@ -158,7 +169,6 @@ static int am_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, const fr_pk
                 if (rc == MPI_SUCCESS)
                     rc = orc;
             }
-    p->ops_sent += q->n;
     fr_opq_clear(q);
     if (trail)
         batch_add(w, t, &b, trail, NULL);

@@ -70,6 +70,21 @@ int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out)
                                       "MPI_Win_start or MPI_Win_lock first");
 }
 
+int fr_win_issue_now(fr_win *w, int target)
+{
+    fr_peer *p = &w->peers[target];
+    int rc = MPI_SUCCESS;
+    if (p->cq.n)
+        rc = p->tp->flush(w, target, &p->cq, NULL, NULL);
+    if (p->q.n) {
+        fr_pkt lock;
+        int qrc = p->tp->flush(w, target, &p->q, fr_lock_lead(w, target, &lock), NULL);
+        if (rc == MPI_SUCCESS)
+            rc = qrc;
+    }
+    return rc;
+}
+
 int fr_win_rank_of_member(const fr_win *w, uint32_t id)
 {
     for (int r = 0; r < w->size; r++)
@@ -147,13 +162,35 @@ void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
     }
 }
 
-void fr_target_op_done(fr_win *w, int src, fr_epoch epoch)
+uint64_t fr_target_op_begin(fr_win *w, int src)
 {
-    w->peers[src].ops_done++;
-    if (w->peers[src].nbumps)
-        fr_bumps_op_done(w, src);
+    fr_peer *p = &w->peers[src];
+    fr_grow(&p->open_ops, &p->cap_open, p->nopen + 1, sizeof *p->open_ops);
+    p->open_ops[p->nopen++] = ++p->ops_run;
+    return p->ops_run;
+}
+
+void fr_target_op_done(fr_win *w, int src, fr_epoch epoch, uint64_t number)
+{
+    fr_peer *p = &w->peers[src];
+    if (number == 0) {
+        ++p->ops_run;
+    } else {
+        size_t i = 0;
+        while (i < p->nopen && p->open_ops[i] != number)
+            i++;
+        if (i == p->nopen)
+            fr_fatal("operation %llu of rank %d completed twice", (unsigned long long)number, src);
+        for (; i + 1 < p->nopen; i++)
+            p->open_ops[i] = p->open_ops[i + 1];
+        p->nopen--;
+    }
+    p->ops_done = p->nopen ? p->open_ops[0] - 1 : p->ops_run;
     if (epoch == FR_EPOCH_FENCE)
         w->fence_done++;
-    else if (epoch == FR_EPOCH_LOCK)
-        fr_lock_op_done(w, src);
+    /* The prefix may have grown past what an UNLOCK or a BUMP waits for, whatever the epoch of
+     * the operation that completed. */
+    if (p->nbumps)
+        fr_bumps_op_done(w, src);
+    fr_lock_op_done(w, src);
 }

@@ -42,7 +42,8 @@ typedef enum fr_pkt_type {
     FR_PKT_TYPE_DROP,    /* origin -> target: forget `arg` datatype ids (uint64) that follow */
     FR_PKT_BUMP,         /* origin -> owner: once `arg` operations from me are done, bump counter
                             `dtype` (ext/syncobj key); with FR_PKTF_ACK answer BUMP_ACK(`seq`) */
-    FR_PKT_BUMP_ACK,     /* owner -> origin: BUMP number `seq` applied (`op` != 0: dropped) */
+    FR_PKT_BUMP_ACK,     /* owner -> origin: BUMP number `seq` applied, my operations 1..`arg` are
+                            complete (`op` != 0: the bump was dropped) */
     FR_PKT_COUNTER_READ, /* origin -> owner: send the value of counter `dtype` as read `seq` */
     FR_PKT_COUNTER_VALUE,/* owner -> origin: read `seq` found `arg` (`op` != 0: no such counter) */
 } fr_pkt_type;

@@ -218,16 +218,24 @@ int fr_req_win_active(const fr_win *w)
 {
     int n = 0;
     for (const fr_req *r = w->reqs; r; r = r->next)
-        n += r->active;
+        n += r->active && !r->cls->epoch_bound;
     for (const fr_req *r = detached; r; r = r->next)
-        n += r->w == w;
+        n += r->w == w && !r->cls->epoch_bound;
     return n;
 }
 
+/* Every epoch of w is closed, so the operations of epoch-bound requests are complete. */
 void fr_req_win_gone(fr_win *w)
 {
-    for (fr_req *r = w->reqs; r; r = r->next)
+    for (fr_req *r = detached, *next; r; r = next) {
+        next = r->next;
+        if (r->w == w)
+            fr_req_complete(r, MPI_SUCCESS); /* releases it */
+    }
+    for (fr_req *r = w->reqs; r; r = r->next) {
+        fr_req_complete(r, MPI_SUCCESS);
         r->w = NULL;
+    }
     w->reqs = NULL;
 }
 

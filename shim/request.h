@@ -32,6 +32,14 @@ typedef struct fr_req_class {
     int (*cancel)(fr_req *r);
     /* Release class data; the request is going away. */
     void (*destroy)(fr_req *r);
+    /* For a request that owns an RMA operation (fr_op.req): the operation left as my operation
+     * number `ordinal` to its target, complete at the origin already if done_here ... */
+    void (*op_issued)(fr_req *r, uint64_t ordinal, int done_here);
+    /* ... or later, when its data message completed. */
+    void (*op_done_here)(fr_req *r);
+    /* Its operations belong to an epoch, whose closing call completes them: MPI_Win_free need
+     * not wait for the request (request-returning RMA). */
+    int epoch_bound;
 } fr_req_class;
 
 struct fr_req {

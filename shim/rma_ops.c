@@ -40,29 +40,30 @@ int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, con
     return MPI_SUCCESS;
 }
 
-static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
-                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)
+int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                   int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                   int need_epoch, fr_op *op)
 {
-    fr_op op = {.kind = kind, .origin_addr = (void *)oaddr, .origin_count = ocount,
-                .target_disp = tdisp, .target_count = tcount};
+    *op = (fr_op){.kind = kind, .origin_addr = (void *)oaddr, .origin_count = ocount,
+                  .target_disp = tdisp, .target_count = tcount};
     int rc;
     if (target == MPI_PROC_NULL) /* MPI: "the call is a no-op" */
         return MPI_SUCCESS;
     if ((rc = fr_win_check_rank(w, target)) || (rc = check_count(ocount, "origin")) ||
-        (rc = check_count(tcount, "target")) || (rc = fr_dtype_get(otype, &op.origin_dt)) ||
-        (rc = fr_dtype_get(ttype, &op.target_dt)) ||
-        (rc = fr_win_access_epoch(w, target, kind, &op.epoch)))
+        (rc = check_count(tcount, "target")) || (rc = fr_dtype_get(otype, &op->origin_dt)) ||
+        (rc = fr_dtype_get(ttype, &op->target_dt)) ||
+        (need_epoch && (rc = fr_win_access_epoch(w, target, kind, &op->epoch))))
         return rc;
     if (kind == FR_OP_ACC) {
-        if ((rc = fr_op_check(mop, op.target_dt->elem)))
+        if ((rc = fr_op_check(mop, op->target_dt->elem)))
             return rc;
-        if (op.origin_dt->elem != op.target_dt->elem)
+        if (op->origin_dt->elem != op->target_dt->elem)
             return fr_errorf(FR_ERR_TYPE_MISMATCH, "accumulate needs origin and target built from "
                                                    "the same predefined type");
-        op.op_index = fr_op_index(mop);
+        op->op_index = fr_op_index(mop);
     }
-    MPI_Count obytes = fr_dtype_bytes(op.origin_dt, ocount);
-    MPI_Count tbytes = fr_dtype_bytes(op.target_dt, tcount);
+    MPI_Count obytes = fr_dtype_bytes(op->origin_dt, ocount);
+    MPI_Count tbytes = fr_dtype_bytes(op->target_dt, tcount);
     if (obytes < 0 || tbytes < 0)
         return fr_errorf(FR_ERR_COUNT, "operation size overflows");
     if (obytes != tbytes)
@@ -70,22 +71,41 @@ static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MP
                          (long long)obytes, (long long)tbytes);
     fr_peer *p = &w->peers[target];
     MPI_Aint offset;
-    if ((rc = fr_win_range(p->size, p->disp_unit, tdisp, tcount, op.target_dt, target, &offset)))
+    if ((rc = fr_win_range(p->size, p->disp_unit, tdisp, tcount, op->target_dt, target, &offset)))
         return rc;
-    if (obytes == 0)
-        return MPI_SUCCESS;
-    op.bytes = obytes;
-    fr_opq_push(op.epoch == FR_EPOCH_COUNTER ? &p->cq : &p->q, &op);
-    if (op.epoch == FR_EPOCH_FENCE)
+    op->bytes = obytes;
+    return MPI_SUCCESS;
+}
+
+void fr_rma_queue(fr_win *w, int target, const fr_op *op)
+{
+    fr_peer *p = &w->peers[target];
+    fr_opq_push(op->epoch == FR_EPOCH_COUNTER ? &p->cq : &p->q, op);
+    if (op->epoch == FR_EPOCH_FENCE)
         w->fence_ops++;
-    w->st.bytes += (uint64_t)obytes;
-    if (kind == FR_OP_PUT)
+    fr_rma_count(w, op);
+}
+
+void fr_rma_count(fr_win *w, const fr_op *op)
+{
+    w->st.bytes += (uint64_t)op->bytes;
+    if (op->kind == FR_OP_PUT)
         w->st.puts++;
-    else if (kind == FR_OP_GET)
+    else if (op->kind == FR_OP_GET)
         w->st.gets++;
     else
         w->st.accs++;
-    return MPI_SUCCESS;
+}
+
+static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)
+{
+    fr_op op;
+    int rc = fr_rma_prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1,
+                            &op);
+    if (rc == MPI_SUCCESS && op.bytes > 0)
+        fr_rma_queue(w, target, &op);
+    return rc;
 }
 
 FR_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,

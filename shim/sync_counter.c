@@ -26,7 +26,8 @@ static void apply(fr_win *w, int src, const fr_pkt *p)
                     w->rank, src, fr_error_detail());
     }
     if (p->flags & FR_PKTF_ACK) {
-        fr_pkt ack = {.type = FR_PKT_BUMP_ACK, .seq = p->seq, .op = rc != MPI_SUCCESS};
+        fr_pkt ack = {.type = FR_PKT_BUMP_ACK, .seq = p->seq, .arg = p->arg,
+                      .op = rc != MPI_SUCCESS};
         w->peers[src].tp->notify(w, src, &ack);
     }
 }
@@ -75,6 +76,8 @@ void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p)
 {
     fr_peer *peer = &w->peers[src];
     peer->acks_got = p->seq;
+    if (peer->remote_upto < p->arg)
+        peer->remote_upto = p->arg; /* every operation it covered is complete there */
     if (p->op)
         peer->ack_failed = p->seq;
 }

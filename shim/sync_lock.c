@@ -134,6 +134,17 @@ void fr_lock_op_done(fr_win *w, int src)
 
 void fr_origin_unlock_acked(fr_win *w, int src) { w->peers[src].unlock_acked = 1; }
 
+const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf)
+{
+    fr_peer *p = &w->peers[target];
+    /* The lock on myself was taken in MPI_Win_lock; NOCHECK takes none. */
+    if (!p->lock_held || p->lock_nocheck || target == w->rank || p->lock_sent)
+        return NULL;
+    *buf = (fr_pkt){.type = FR_PKT_LOCK, .lock_type = (uint8_t)p->lock_held};
+    p->lock_sent = 1;
+    return buf;
+}
+
 typedef struct peer_wait {
     fr_win *w;
     int rank;
@@ -194,17 +205,18 @@ static int unlock(fr_win *w, int rank)
     if (!p->lock_held)
         return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_unlock(%d) without a matching "
                                                 "MPI_Win_lock", rank);
-    fr_pkt lockpkt = {.type = FR_PKT_LOCK, .lock_type = (uint8_t)p->lock_held};
+    fr_pkt lockpkt;
     fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK, .arg = p->ops_sent + p->q.n,
                         .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
-    /* The lock on myself was taken in MPI_Win_lock. */
-    const fr_pkt *lead = (rank == w->rank || p->lock_nocheck) ? NULL : &lockpkt;
     p->unlock_acked = 0;
-    rc = p->tp->flush(w, rank, &p->q, lead, &unlockpkt);
+    rc = p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);
     peer_wait pw = {w, rank};
     fr_wait_until(unlock_done, &pw);
+    if (p->remote_upto < unlockpkt.arg)
+        p->remote_upto = unlockpkt.arg;
     p->lock_held = 0;
     p->lock_nocheck = 0;
+    p->lock_sent = 0;
     w->nlocks--;
     w->st.locks++;
     return rc;

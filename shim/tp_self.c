@@ -1,5 +1,6 @@
 /* tp_self.c - the transport to oneself: operations are local copies, synchronization packets are
  * handed straight to the protocol. */
+#include "request.h"
 #include "transport.h"
 
 static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail)
@@ -13,7 +14,9 @@ static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, cons
         if (rc == MPI_SUCCESS)
             rc = orc;
         p->ops_sent++; /* before the target side counts it done */
-        fr_target_op_done(w, target, q->ops[i].epoch);
+        if (q->ops[i].req)
+            q->ops[i].req->cls->op_issued(q->ops[i].req, p->ops_sent, 1);
+        fr_target_op_done(w, target, q->ops[i].epoch, 0);
     }
     fr_opq_clear(q);
     if (trail)

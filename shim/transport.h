@@ -32,8 +32,12 @@ extern const fr_transport fr_tp_am;
 void fr_transport_select(fr_win *w);
 
 /* ---- target-side protocol (sync_*.c) ---- */
-/* An operation from src finished at this target (data stored, combined, or sent back). */
-void fr_target_op_done(fr_win *w, int src, fr_epoch epoch);
+/* An operation from src starts here and completes later (its data moves in its own message):
+ * returns its number for fr_target_op_done. */
+uint64_t fr_target_op_begin(fr_win *w, int src);
+/* An operation from src finished at this target (data stored, combined, or sent back): number
+ * from fr_target_op_begin, or 0 for one that starts and finishes now. */
+void fr_target_op_done(fr_win *w, int src, fr_epoch epoch, uint64_t number);
 void fr_target_complete(fr_win *w, int src, uint64_t upto);
 void fr_target_fence_done(fr_win *w, int src, uint64_t seq, uint64_t upto);
 /* Lock request of src; returns non-zero if granted at once. */
@@ -42,6 +46,9 @@ void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
 /* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
 void fr_lock_op_done(fr_win *w, int src);
 void fr_origin_unlock_acked(fr_win *w, int src);
+/* The LOCK packet that must precede my next batch to target (in *buf), or NULL if none is due:
+ * not a lock epoch, MPI_MODE_NOCHECK, myself, or already sent this epoch. */
+const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf);
 /* Counter packets (sync_counter.c): BUMP from an origin, BUMP_ACK and COUNTER_VALUE replies. */
 void fr_target_bump(fr_win *w, int src, const fr_pkt *p);
 void fr_target_counter_read(fr_win *w, int src, const fr_pkt *p);

@@ -50,6 +50,7 @@ typedef struct fr_op {
     int target_count;
     fr_dtype *target_dt;
     MPI_Count bytes;           /* data bytes moved */
+    struct fr_req *req;        /* the request that waits for it (MPI_Iput...), or NULL */
 } fr_op;
 
 typedef struct fr_opq {
@@ -88,6 +89,9 @@ typedef struct fr_peer {
     int pending;               /* internal requests to it not yet complete */
     int lock_held;             /* MPI_LOCK_* of my lock epoch on it, 0 if none */
     int lock_nocheck;
+    int lock_sent;             /* the LOCK of my lock epoch on it left already (fr_lock_lead) */
+    uint64_t remote_upto;      /* my operations 1..remote_upto to it are known complete there */
+    uint64_t ack_upto_asked;   /* the largest operation count an acknowledgement was asked for */
     int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
     int in_start;              /* member of my current access group (PSCW) */
     fr_u64map types_sent;      /* ids of my derived datatypes it has cached */
@@ -95,7 +99,12 @@ typedef struct fr_peer {
     size_t ntypes_drop, cap_types_drop;
 
     /* --- this process as target, the member as origin --- */
-    uint64_t ops_done;         /* its operations completed here, cumulative */
+    uint64_t ops_run;          /* its operations started here, numbered 1, 2, ... in order */
+    uint64_t *open_ops;        /* numbers of those not complete yet, ascending */
+    size_t nopen, cap_open;
+    uint64_t ops_done;         /* the longest complete prefix: 1..ops_done are all complete
+                                  (a count would let a later small operation stand in for an
+                                  earlier large one still in flight) */
     int post_open;             /* I posted to it and its COMPLETE has not arrived: its
                                   post/start/complete/wait packets may run */
     uint64_t fence_seq;        /* number of the last fence it told me it closed (FENCE_DONE) */
@@ -198,6 +207,19 @@ int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *n);
  * with unit disp_unit; *offset gets the byte offset of disp (rma_ops.c). */
 int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, const fr_dtype *dt,
                  int target, MPI_Aint *offset);
+
+/* The RMA calls (rma_ops.c). Check an operation and describe it in *op, with its epoch when
+ * need_epoch; op->bytes == 0 for one that moves nothing (MPI_PROC_NULL target, zero size). */
+int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                   int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                   int need_epoch, fr_op *op);
+/* Queue a prepared operation in its epoch's queue. */
+void fr_rma_queue(fr_win *w, int target, const fr_op *op);
+/* Count it in the window's statistics. */
+void fr_rma_count(fr_win *w, const fr_op *op);
+/* Issue now what is queued to target in any epoch (an operation's request is waited for before
+ * the epoch's closing call), opening a lock epoch at the target if needed (epoch.c). */
+int fr_win_issue_now(fr_win *w, int target);
 
 /* Operation queues (opq.c). */
 void fr_opq_push(fr_opq *q, const fr_op *op);

@@ -180,6 +180,7 @@ static void win_destroy(fr_win *w)
         fr_opq_clear(&p->cq);
         free(p->cq.ops);
         free(p->bumps);
+        free(p->open_ops);
         free(p->types_drop);
         fr_u64map_destroy(&p->types_sent);
         fr_am_peer_types_free(p);

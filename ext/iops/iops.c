@@ -1,0 +1,133 @@
+/* iops.c - MPI_Iput, MPI_Iget, MPI_Iaccumulate: an RMA call that returns a request.
+ *
+ * The operation joins its epoch exactly as MPI_Put would (counted, batched, completed by the
+ * closing call). What the request adds: waiting for it issues whatever is queued to that target
+ * at once (fr_win_issue_now) instead of at the closing call, then waits until the operation is
+ * complete at the origin and, for puts and accumulates, at the target. */
+#include "iop.h"
+#include "entry.h"
+#include "next.h"
+#include "transport.h"
+
+static void iop_issued(fr_req *r, uint64_t ordinal, int done_here)
+{
+    iop *o = (iop *)r;
+    o->issued = 1;
+    o->ordinal = ordinal;
+    o->done_here = done_here;
+}
+
+static void iop_done_here(fr_req *r) { ((iop *)r)->done_here = 1; }
+
+static void iop_advance(fr_req *r)
+{
+    iop *o = (iop *)r;
+    if (!r->active || !r->w)
+        return;
+    fr_win *w = r->w;
+    fr_peer *p = &w->peers[o->target];
+    if (!o->issued)
+        fr_win_issue_now(w, o->target);
+    if (!o->issued || !o->done_here)
+        return;
+    if (r->detached && !o->signal) {
+        /* Freed by the application: nobody will look at its completion, and the epoch's
+         * closing call completes the operation at the target. */
+        fr_req_complete(r, MPI_SUCCESS);
+        return;
+    }
+    if (o->signal) {
+        if (p->acks_got >= o->ack_seq)
+            fr_req_complete(r, p->ack_failed == o->ack_seq
+                                   ? fr_errorf(FR_ERR_COUNTER, "rank %d dropped the bump: the "
+                                                               "counter was freed", o->target)
+                                   : MPI_SUCCESS);
+        return;
+    }
+    if (o->need_remote && p->remote_upto < o->ordinal) {
+        /* One acknowledgement covers every operation sent so far, for all requests waiting. */
+        if (p->ack_upto_asked < o->ordinal) {
+            fr_pkt ask = {.type = FR_PKT_BUMP, .flags = FR_PKTF_NOBUMP | FR_PKTF_ACK,
+                          .arg = p->ops_sent, .seq = ++p->acks_asked};
+            p->ack_upto_asked = p->ops_sent;
+            p->tp->notify(w, o->target, &ask);
+        }
+        return;
+    }
+    fr_req_complete(r, MPI_SUCCESS);
+}
+
+static const fr_req_class iop_class = {
+    .name = "request-returning RMA request",
+    .start = NULL, /* not persistent */
+    .advance = iop_advance,
+    .cancel = NULL, /* MPI_Cancel: the operation cannot be taken back */
+    .op_issued = iop_issued,
+    .op_done_here = iop_done_here,
+    .epoch_bound = 1,
+};
+
+iop *fr_iop_new(fr_win *w, int target, fr_op *op)
+{
+    iop *o = (iop *)fr_req_new(&iop_class, w, 0, sizeof *o);
+    o->target = target;
+    if (target == MPI_PROC_NULL || op->bytes == 0) {
+        fr_req_complete(&o->req, MPI_SUCCESS); /* nothing moves */
+        return o;
+    }
+    o->need_remote = op->kind != FR_OP_GET && target != w->rank;
+    op->req = &o->req;
+    return o;
+}
+
+static int irma(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                MPI_Request *request)
+{
+    if (!request)
+        return fr_errorf(FR_ERR_ARG, "request is NULL");
+    fr_op op;
+    int rc = fr_rma_prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1,
+                            &op);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    iop *o = fr_iop_new(w, target, &op);
+    if (op.req)
+        fr_rma_queue(w, target, &op);
+    *request = o->req.handle;
+    return MPI_SUCCESS;
+}
+
+FR_API int MPI_Iput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    FR_WIN_ENTRY(win, fr_not_flexrma_win(win, "MPI_Iput"));
+    FR_WIN_EXIT("MPI_Iput", irma(w, FR_OP_PUT, origin_addr, origin_count, origin_datatype,
+                                 target_rank, target_disp, target_count, target_datatype,
+                                 MPI_OP_NULL, request));
+}
+FR_PMPI(Iput);
+
+FR_API int MPI_Iget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    FR_WIN_ENTRY(win, fr_not_flexrma_win(win, "MPI_Iget"));
+    FR_WIN_EXIT("MPI_Iget", irma(w, FR_OP_GET, origin_addr, origin_count, origin_datatype,
+                                 target_rank, target_disp, target_count, target_datatype,
+                                 MPI_OP_NULL, request));
+}
+FR_PMPI(Iget);
+
+FR_API int MPI_Iaccumulate(const void *origin_addr, int origin_count,
+                           MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                           int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                           MPI_Request *request)
+{
+    FR_WIN_ENTRY(win, fr_not_flexrma_win(win, "MPI_Iaccumulate"));
+    FR_WIN_EXIT("MPI_Iaccumulate", irma(w, FR_OP_ACC, origin_addr, origin_count, origin_datatype,
+                                        target_rank, target_disp, target_count, target_datatype,
+                                        op, request));
+}
+FR_PMPI(Iaccumulate);
