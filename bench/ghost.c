@@ -7,18 +7,27 @@
  * exchange; the row gives the time per step and its ratio to the Isend/Irecv step measured in
  * the same run (the smaller, the better, as in seed 001's tables).
  *
- * Adding a variant (sync counters, MPI_Iput, MPIX_Put_signal in later issues) is one step
- * function and one row in variants[].
+ * Adding a variant is one step function and one row in variants[] (or flexrma_variants[]).
+ *
+ * Three variants use flexrma's extensions (flexrma.h): "counter" (synchronization counters),
+ * "iput" (MPI_Iput) and "put_signal" (MPIX_Put_signal). The program is still never linked with
+ * flexrma: it includes flexrma.h for the types and finds the functions at run time (dlsym), so
+ * they run under flexrma-run and are skipped, with a note on stderr, in a native run.
  *
  * Window layout (MPI_Alloc_mem memory): two halves, each with one ghost slot per direction;
- * slot d receives the block from the neighbour in direction d. Only the lock variant uses the
- * second half (see step_lock). Each timed loop stamps the send blocks and afterwards checks
- * that every ghost slot holds its neighbour's stamp, so a variant that does not deliver its data
- * gets no row. */
+ * slot d receives the block from the neighbour in direction d. The lock, counter and put_signal
+ * variants alternate between the halves (see step_lock and step_counter). Each timed loop stamps
+ * the send blocks and afterwards checks that every ghost slot holds its neighbour's stamp, so a
+ * variant that does not deliver its data gets no row. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "common.h"
 
+#include "../include/flexrma.h" /* types and constants only: see find_extensions */
+
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define MAX_DIRS 4
 #define TAG_NOTIFY 100
@@ -34,7 +43,44 @@ typedef struct ghost {
     MPI_Win win;
     int half;               /* the half the latest step wrote */
     uint64_t stamp;         /* advanced by every timed loop, identical on all ranks */
+    /* flexrma's extensions (only when present): */
+    int nd;                      /* distinct neighbours */
+    int distinct[MAX_DIRS];      /* ... which they are */
+    MPI_Sync mine;               /* my counter on win: bumped when data has come into my ghosts */
+    MPI_Sync nbr_ctr[MAX_DIRS];  /* nbr[d]'s counter */
+    MPI_Request ops[MAX_DIRS];   /* counter: a sync-ops request (puts) per distinct neighbour */
+    MPI_Request arrived_nd;      /* counter: my counter has nd bumps (one per distinct neighbour) */
+    MPI_Request arrived_dirs;    /* put_signal: my counter has ndirs bumps (one per direction) */
 } ghost;
+
+/* flexrma's extensions, found at run time by name, because the benchmarks are plain MPI programs
+ * (bench/run builds them with mpicc alone): under flexrma-run, libflexrma is preloaded and
+ * provides them; natively, they do not exist. */
+static struct {
+    __typeof__(&MPI_Iput) iput;
+    __typeof__(&MPIX_Put_signal) put_signal;
+    __typeof__(&MPI_Win_Sync_alloc_objects) alloc_objects;
+    __typeof__(&MPI_Win_Sync_free_objects) free_objects;
+    __typeof__(&MPI_Win_sync_ops_init) ops_init;
+    __typeof__(&MPI_Win_sync_object_init) object_init;
+    MPI_Datatype *handle_sync; /* &MPI_Handle_sync */
+} fx;
+
+/* 1 if every rank found every extension. */
+static int find_extensions(void)
+{
+    *(void **)&fx.iput = dlsym(RTLD_DEFAULT, "MPI_Iput");
+    *(void **)&fx.put_signal = dlsym(RTLD_DEFAULT, "MPIX_Put_signal");
+    *(void **)&fx.alloc_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_alloc_objects");
+    *(void **)&fx.free_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_free_objects");
+    *(void **)&fx.ops_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_ops_init");
+    *(void **)&fx.object_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_object_init");
+    fx.handle_sync = dlsym(RTLD_DEFAULT, "MPI_Handle_sync");
+    int found = fx.iput && fx.put_signal && fx.alloc_objects && fx.free_objects && fx.ops_init &&
+                fx.object_init && fx.handle_sync;
+    MPI_Allreduce(MPI_IN_PLACE, &found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return found;
+}
 
 static int opposite(int d) { return d ^ 1; }
 
@@ -149,15 +195,103 @@ static void step_lock(void *p)
     MPI_Win_unlock(g->rank, g->win);
 }
 
-/* The point-to-point reference must stay first (the ratio column divides by it). Later issues
- * add rows here: "counter" (MPI_Sync counters), "iput" (MPI_Iput), "put_signal"
- * (MPIX_Put_signal). */
+/* Synchronization counters (NEC's proposal): every process owns one counter. Per step: arm my
+ * sync-object request (count: one bump per distinct neighbour), start one sync-ops request
+ * (MPI_MODE_WIN_PUT) per distinct neighbour on that neighbour's counter, put, complete the
+ * sync-ops requests (which sends each neighbour its bump, behind my puts), and wait until every
+ * neighbour's bump has come: then its data is in my ghosts. Every request is persistent, made
+ * once outside the timed loop. No lock and no message of the program's own: what the lock
+ * variant must add by hand, the counters do. A neighbour can be one step ahead (its bumps wait
+ * in my counter), so the steps alternate halves, as in step_lock. */
+static void step_counter(void *p)
+{
+    ghost *g = p;
+    g->half ^= 1;
+    MPI_Start(&g->arrived_nd);
+    MPI_Startall(g->nd, g->ops);
+    put_blocks(g, g->half);
+    MPI_Waitall(g->nd, g->ops, MPI_STATUSES_IGNORE);
+    MPI_Wait(&g->arrived_nd, MPI_STATUS_IGNORE);
+}
+
+/* MPI_Iput in a PSCW epoch, the requests completed by MPI_Waitall before MPI_Win_complete:
+ * the pscw variant with request-returning puts. Chosen over MPI_Iput under sync-ops requests,
+ * which would time the counter variant again plus the requests: here iput against pscw
+ * isolates what a request costs (its put issued at once instead of batched with the complete
+ * message, and an acknowledgement from the target), paid by a program that needs to know that
+ * each block is in its neighbour's window before the epoch ends. */
+static void step_iput(void *p)
+{
+    ghost *g = p;
+    MPI_Request req[MAX_DIRS];
+    MPI_Win_post(g->nbr_group, 0, g->win);
+    MPI_Win_start(g->nbr_group, 0, g->win);
+    for (int d = 0; d < g->ndirs; d++)
+        fx.iput(g->sendbuf + (size_t)d * g->n, (int)g->n, MPI_BYTE, g->nbr[d],
+                slot(g, 0, opposite(d)), (int)g->n, MPI_BYTE, g->win, &req[d]);
+    MPI_Waitall(g->ndirs, req, MPI_STATUSES_IGNORE);
+    MPI_Win_complete(g->win);
+    MPI_Win_wait(g->win);
+}
+
+/* Put with notification: each block goes with MPIX_Put_signal, which bumps the neighbour's
+ * counter once the block is in its window (no epoch at all); I wait until my counter has one
+ * bump per direction. Halves alternate as in step_counter. */
+static void step_put_signal(void *p)
+{
+    ghost *g = p;
+    g->half ^= 1;
+    MPI_Start(&g->arrived_dirs);
+    for (int d = 0; d < g->ndirs; d++)
+        fx.put_signal(g->sendbuf + (size_t)d * g->n, (int)g->n, MPI_BYTE, g->nbr[d],
+                      slot(g, g->half, opposite(d)), (int)g->n, MPI_BYTE, g->nbr_ctr[d], g->win);
+    MPI_Wait(&g->arrived_dirs, MPI_STATUS_IGNORE);
+}
+
+/* The point-to-point reference must stay first (the ratio column divides by it). */
 static const bench_variant variants[] = {
     {"isend", step_isend, ghost_begin, ghost_end},
     {"fence", step_fence, ghost_begin, ghost_end},
     {"pscw", step_pscw, ghost_begin, ghost_end},
     {"lock", step_lock, ghost_begin, ghost_end},
 };
+/* Appended to variants[] when flexrma's extensions are there. */
+static const bench_variant flexrma_variants[] = {
+    {"counter", step_counter, ghost_begin, ghost_end},
+    {"iput", step_iput, ghost_begin, ghost_end},
+    {"put_signal", step_put_signal, ghost_begin, ghost_end},
+};
+#define NBASE ((int)(sizeof variants / sizeof variants[0]))
+#define NFLEX ((int)(sizeof flexrma_variants / sizeof flexrma_variants[0]))
+
+/* The counters and persistent requests of the extension variants, on g->win (collective). */
+static void extensions_setup(ghost *g, int size)
+{
+    MPI_Sync *all = malloc(bench_mul((size_t)size, sizeof *all));
+    if (!all)
+        bench_die("out of memory");
+    if (fx.alloc_objects(1, &g->mine, g->win, MPI_INFO_NULL) != MPI_SUCCESS)
+        bench_die("MPI_Win_Sync_alloc_objects failed");
+    MPI_Allgather(&g->mine, 1, *fx.handle_sync, all, 1, *fx.handle_sync, MPI_COMM_WORLD);
+    for (int d = 0; d < g->ndirs; d++)
+        g->nbr_ctr[d] = all[g->nbr[d]];
+    for (int k = 0; k < g->nd; k++)
+        fx.ops_init(g->distinct[k], MPI_MODE_WIN_PUT, all[g->distinct[k]], g->win, MPI_INFO_NULL,
+                    &g->ops[k]);
+    fx.object_init(g->mine, g->nd, g->win, MPI_INFO_NULL, &g->arrived_nd);
+    fx.object_init(g->mine, g->ndirs, g->win, MPI_INFO_NULL, &g->arrived_dirs);
+    free(all);
+}
+
+static void extensions_teardown(ghost *g)
+{
+    for (int k = 0; k < g->nd; k++)
+        MPI_Request_free(&g->ops[k]);
+    MPI_Request_free(&g->arrived_nd);
+    MPI_Request_free(&g->arrived_dirs);
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody bumps my counter any more */
+    fx.free_objects(1, &g->mine, g->win);
+}
 
 /* Neighbours of this topology, or 0 when the rank count does not allow it. */
 static int neighbours(int topo, int rank, int size, int nbr[MAX_DIRS])
@@ -190,6 +324,19 @@ int main(int argc, char **argv)
         max = o.sizes[i] > max ? o.sizes[i] : max;
     }
 
+    /* The variants to run: the extension ones only where flexrma provides them. */
+    bench_variant all_variants[NBASE + NFLEX];
+    int nv = 0;
+    for (int k = 0; k < NBASE; k++)
+        all_variants[nv++] = variants[k];
+    const int extensions = find_extensions();
+    if (extensions)
+        for (int k = 0; k < NFLEX; k++)
+            all_variants[nv++] = flexrma_variants[k];
+    else if (o.rank == 0)
+        fprintf(stderr, "ghost: counter, iput, put_signal skipped: no flexrma extensions "
+                        "(MPI_Iput, MPIX_Put_signal, MPI_Sync counters) in this MPI\n");
+
     MPI_Group world_group;
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
     for (int t = 0; t < o.ntopo; t++) {
@@ -201,25 +348,28 @@ int main(int argc, char **argv)
                         bench_topo_name[o.topo[t]], o.size);
             continue;
         }
-        int distinct[MAX_DIRS], nd = 0;
         for (int d = 0; d < g.ndirs; d++) {
             int seen = 0;
-            for (int i = 0; i < nd; i++)
-                seen |= distinct[i] == g.nbr[d];
+            for (int i = 0; i < g.nd; i++)
+                seen |= g.distinct[i] == g.nbr[d];
             if (!seen)
-                distinct[nd++] = g.nbr[d];
+                g.distinct[g.nd++] = g.nbr[d];
         }
-        MPI_Group_incl(world_group, nd, distinct, &g.nbr_group);
+        MPI_Group_incl(world_group, g.nd, g.distinct, &g.nbr_group);
         size_t win_bytes = bench_mul(bench_mul(2, (size_t)g.ndirs), max);
         g.sendbuf = bench_alloc(BENCH_MEM_MALLOC, bench_mul((size_t)g.ndirs, max));
         g.ghosts = bench_alloc(BENCH_MEM_ALLOC_MEM, win_bytes);
         MPI_Win_create(g.ghosts, (MPI_Aint)win_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &g.win);
+        if (extensions)
+            extensions_setup(&g, o.size);
 
         for (int i = 0; i < o.nsizes; i++) {
             g.n = o.sizes[i];
-            bench_measure(&o, variants, (int)(sizeof variants / sizeof variants[0]), 0, &g,
-                          bench_topo_name[o.topo[t]], g.n, bench_iters(&o, g.n), 1);
+            bench_measure(&o, all_variants, nv, 0, &g, bench_topo_name[o.topo[t]], g.n,
+                          bench_iters(&o, g.n), 1);
         }
+        if (extensions)
+            extensions_teardown(&g);
         MPI_Win_free(&g.win);
         bench_free(BENCH_MEM_ALLOC_MEM, g.ghosts);
         bench_free(BENCH_MEM_MALLOC, g.sendbuf);
