@@ -357,8 +357,10 @@ FR_API int MPI_Request_free(MPI_Request *request)
     fr_req *r = request ? lookup(*request) : NULL;
     if (r) {
         FR_ENTER();
-        fr_req_free(r); /* an active request completes in the background */
+        int disarmed = fr_req_free(r); /* an active request completes in the background */
         FR_LEAVE();
+        if (disarmed)
+            FR_NEXT(Cancel)(request);
     }
     return FR_NEXT(Request_free)(request);
 }

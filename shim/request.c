@@ -146,6 +146,7 @@ int fr_req_start(fr_req *r)
         return fr_errorf(FR_ERR_REQUEST, "MPI_Start on an active %s", r->cls->name);
     r->active = 1;
     r->posted = 0;
+    r->restarted = 0;
     r->error = MPI_SUCCESS;
     int rc = r->cls->start(r);
     if (rc != MPI_SUCCESS) {
@@ -172,15 +173,23 @@ int fr_req_finished(fr_req *r, MPI_Status *st)
         int rc = fr_req_start(r);
         if (rc != MPI_SUCCESS)
             error = rc;
+        r->restarted = 1;
     }
     return error;
 }
 
-void fr_req_free(fr_req *r)
+int fr_req_free(fr_req *r)
 {
+    /* Freeing ends an auto-restart cycle: a round the application did not start itself is
+     * disarmed if it can be (a sync-object request), not left waiting forever. */
+    int disarmed = 0;
+    if (r->active && r->restarted && r->cls->cancel && r->cls->cancel(r) == MPI_SUCCESS) {
+        r->active = 0;
+        disarmed = 1;
+    }
     if (!r->active) {
         release(r); /* the caller frees the library's request */
-        return;
+        return disarmed;
     }
     fr_u64map_del(&by_handle, handle_key(r->handle));
     if (r->w)
@@ -189,6 +198,7 @@ void fr_req_free(fr_req *r)
     list_add(&detached, r);
     if (r->cls->advance)
         r->cls->advance(r);
+    return 0;
 }
 
 int fr_req_cancel(fr_req *r)

@@ -54,6 +54,7 @@ struct fr_req {
     unsigned signalled : 1;    /* completion message sent, not yet seen by a wait or test */
     unsigned detached : 1;     /* MPI_Request_free while active: release when complete */
     unsigned auto_restart : 1; /* MPIX_INFO_SYNC_AUTO_RESTART */
+    unsigned restarted : 1;    /* active because auto-restart started it, not the application */
     struct fr_req *next, *prev;/* the window's requests (win.h), or the detached list */
 };
 
@@ -81,8 +82,9 @@ int fr_req_start(fr_req *r);
 /* The application saw the completion of r with status st (may be NULL): blank the status, then
  * release a one-shot request or restart an auto-restart one. Returns the completion's error. */
 int fr_req_finished(fr_req *r, MPI_Status *st);
-/* MPI_Request_free of r. */
-void fr_req_free(fr_req *r);
+/* MPI_Request_free of r. Returns non-zero if the library's receive was left posted by a
+ * disarmed request and must be cancelled before it is freed. */
+int fr_req_free(fr_req *r);
 int fr_req_cancel(fr_req *r);
 /* Advance the detached requests (progress engine). */
 int fr_req_progress(void);
