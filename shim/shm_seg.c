@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,11 +140,24 @@ static int sys_error(const char *what, size_t size)
     return fr_errorf(FR_ERR_SHM, "shared segment of %zu bytes: %s: %s", size, what, strerror(err));
 }
 
+/* Every segment holds a descriptor: leave three quarters of the limit to the program (and the
+ * MPI library), so many MPI_Alloc_mem blocks can never make the program's own open() fail. */
+static size_t fd_budget(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 4096;
+    return (size_t)(rl.rlim_cur / 4);
+}
+
 int fr_seg_alloc(size_t size, void **addr)
 {
     fr_seg_backend b = fr_seg_backend_get();
     if (b == FR_SEG_NONE)
         return fr_errorf(FR_ERR_SHM, "no shared memory here: memfd_create and shm_open both fail");
+    if (nsegs >= fd_budget())
+        return fr_errorf(FR_ERR_NO_MEM, "%zu shared segments hold a quarter of the descriptor "
+                                        "limit (RLIMIT_NOFILE); no more", nsegs);
     size_t pg = page_size();
     if (size > SIZE_MAX - pg || size > (size_t)INT64_MAX - pg)
         return fr_errorf(FR_ERR_NO_MEM, "shared segment of %zu bytes is too large", size);

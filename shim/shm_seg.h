@@ -4,9 +4,10 @@
  * keeps open so that a peer can take a duplicate of it (pidfd_getfd, shm_map.h) and map the same
  * pages. One segment per allocation, sized to whole pages: large allocations waste nothing (the
  * pages exist only once touched), and a freed segment returns all its memory. The price is one
- * descriptor and one mapping per allocation, and a page for even a one-byte allocation; a
- * program with more live MPI_Alloc_mem blocks than descriptors gets ordinary memory for the
- * rest (alloc_mem.c), which the cross-memory-attach path still reaches.
+ * descriptor and one mapping per allocation, and a page for even a one-byte allocation.
+ * Segments use at most a quarter of the descriptor limit (RLIMIT_NOFILE), so they never starve
+ * the program; past that, MPI_Alloc_mem gives ordinary memory (alloc_mem.c), which the
+ * cross-memory-attach path still reaches.
  *
  * Backends, chosen once at the first allocation:
  *  - memfd: memfd_create(MFD_CLOEXEC), never has a name, so nothing can be left behind, even when
@@ -50,7 +51,7 @@ typedef enum fr_seg_backend {
 
 /* A new segment of at least `size` bytes (one page for 0), zero-filled, page aligned. Returns
  * MPI_SUCCESS, or an error code (FR_ERR_SHM: no backend or the system refused; FR_ERR_NO_MEM:
- * out of memory or descriptors) with nothing allocated. */
+ * out of memory, or of the descriptor budget) with nothing allocated. */
 int fr_seg_alloc(size_t size, void **addr);
 /* Unmap and close the segment starting at addr. FR_ERR_BASE if no segment starts there. */
 int fr_seg_free(void *addr);

@@ -5,7 +5,8 @@
  * first, an interior and the last byte, ranges that cross the end, and that a 100 MiB segment
  * costs only the pages touched. Then freeing (also of interior and foreign addresses), the
  * named fallback (its name exists with mode 0600 until unlinked, and is gone after free or
- * unlink-all), and MPI_Alloc_mem/MPI_Free_mem in the three FLEXRMA_TRANSPORT modes. */
+ * unlink-all), the descriptor budget (a quarter of RLIMIT_NOFILE), and MPI_Alloc_mem/MPI_Free_mem
+ * in the three FLEXRMA_TRANSPORT modes. */
 #define _GNU_SOURCE /* F_GET_SEALS */
 #include "shm_seg.h"
 #include "tap.h"
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -168,6 +171,52 @@ static void test_named(void)
        "back to the native backend");
 }
 
+static size_t open_fds(void)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 64;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+#define BUDGET_CHECKS 3
+static void test_fd_budget(void)
+{
+    struct rlimit saved, rl;
+    getrlimit(RLIMIT_NOFILE, &saved);
+    size_t budget = open_fds() + 8; /* enough free descriptors for all of it */
+    rl = saved;
+    rl.rlim_cur = (rlim_t)(4 * budget);
+    if (rl.rlim_cur > saved.rlim_max || setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        skip(BUDGET_CHECKS, "cannot lower RLIMIT_NOFILE");
+        return;
+    }
+    void **p = calloc(budget + 1, sizeof *p);
+    size_t n = 0;
+    int rc = MPI_SUCCESS;
+    while (n <= budget && (rc = fr_seg_alloc(1, &p[n])) == MPI_SUCCESS)
+        n++;
+    is_int((long long)n, (long long)budget, "segments stop at a quarter of RLIMIT_NOFILE (%zu)",
+           budget);
+    is_int(err_class(rc), MPI_ERR_NO_MEM, "the next one: ERR_NO_MEM");
+    char *heap = NULL;
+    fr_seg_ref ref;
+    fr_transport_mode saved_mode = fr_opt.transport;
+    fr_opt.transport = FR_TRANSPORT_AUTO;
+    MPI_Alloc_mem(100, MPI_INFO_NULL, &heap);
+    ok(heap && !fr_seg_lookup(heap, 1, &ref) && MPI_Free_mem(heap) == MPI_SUCCESS,
+       "auto: MPI_Alloc_mem then gives ordinary memory");
+    fr_opt.transport = saved_mode;
+    for (size_t i = 0; i < n; i++)
+        fr_seg_free(p[i]);
+    free(p);
+    setrlimit(RLIMIT_NOFILE, &saved);
+}
+
 #define ALLOC_CHECKS 7
 static void test_alloc_mem(void)
 {
@@ -212,7 +261,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     pg = (size_t)sysconf(_SC_PAGESIZE);
-    tap_plan(1 + nsizes * SIZE_CHECKS + FREE_CHECKS + NAMED_CHECKS + ALLOC_CHECKS);
+    tap_plan(1 + nsizes * SIZE_CHECKS + FREE_CHECKS + NAMED_CHECKS + BUDGET_CHECKS +
+             ALLOC_CHECKS);
     native = fr_seg_backend_get();
     ok(native == FR_SEG_MEMFD || native == FR_SEG_NAMED, "a segment backend works here (%s)",
        native == FR_SEG_MEMFD ? "memfd" : native == FR_SEG_NAMED ? "named" : "none");
@@ -220,6 +270,7 @@ int main(int argc, char **argv)
         test_size(sizes[i]);
     test_free_and_foreign();
     test_named();
+    test_fd_budget();
     test_alloc_mem();
     int rc = tap_done();
     MPI_Finalize();
