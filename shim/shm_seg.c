@@ -82,7 +82,8 @@ static void random_name(char *out, size_t n)
     static uint64_t counter;
     uint64_t r = 0;
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
-        r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r ^ ++counter * 0x9E3779B97F4A7C15ull;
+        r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r ^
+            ++counter * 0x9E3779B97F4A7C15ull;
     snprintf(out, n, "/flexrma.%ld.%016llx", (long)getpid(), (unsigned long long)r);
 }
 

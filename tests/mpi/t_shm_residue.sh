@@ -39,6 +39,9 @@ failed=0
 [ $private = 1 ] && echo "t_shm_residue: private /dev/shm" ||
     echo "t_shm_residue: shared /dev/shm (only names with flexrma count)"
 
+# listing DIR: the names in DIR, sorted
+listing() { find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort; }
+
 fail() {
     echo "t_shm_residue: FAIL: $*"
     failed=1
@@ -47,16 +50,17 @@ fail() {
 # residue NAME: what the run left; the list in $work/NAME.residue, non-empty if anything.
 residue() {
     : >"$work/$1.residue"
-    ls -A /dev/shm | sort >"$work/$1.shm.after"
+    listing /dev/shm >"$work/$1.shm.after"
     comm -13 "$work/$1.shm.before" "$work/$1.shm.after" >"$work/$1.shm.new"
     if [ $private = 1 ]; then
         sed 's|^|/dev/shm/|' "$work/$1.shm.new" >>"$work/$1.residue"
     else
         grep flexrma "$work/$1.shm.new" | sed 's|^|/dev/shm/|' >>"$work/$1.residue"
-        grep -v flexrma "$work/$1.shm.new" | sed 's|^|t_shm_residue: note: new in /dev/shm (not flexrma): |'
+        grep -v flexrma "$work/$1.shm.new" |
+            sed 's|^|t_shm_residue: note: new in /dev/shm, not flexrma: |'
     fi
     find "$work/$1.tmp" -mindepth 1 >>"$work/$1.residue"
-    ls -A /tmp | sort >"$work/$1.tmp.after"
+    listing /tmp >"$work/$1.tmp.after"
     comm -13 "$work/$1.tmp.before" "$work/$1.tmp.after" | grep flexrma | sed 's|^|/tmp/|' \
         >>"$work/$1.residue"
     [ -s "$work/$1.residue" ]
@@ -66,8 +70,8 @@ residue() {
 run() {
     name=$1
     shift
-    ls -A /dev/shm | sort >"$work/$name.shm.before"
-    ls -A /tmp | sort >"$work/$name.tmp.before"
+    listing /dev/shm >"$work/$name.shm.before"
+    listing /tmp >"$work/$name.tmp.before"
     mkdir "$work/$name.tmp"
     TMPDIR=$work/$name.tmp "$mpiexec" -np $np --oversubscribe --bind-to none \
         -x TMPDIR "$prog" "$@" >"$work/$name.out" 2>"$work/$name.err"
