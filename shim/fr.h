@@ -20,6 +20,13 @@
 #define FR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FR_LIKELY(x) __builtin_expect(!!(x), 1)
 
+/* FLEXRMA_TRANSPORT: how to reach processes on the same node. */
+typedef enum fr_transport_mode {
+    FR_TRANSPORT_AUTO, /* "auto" (default): shared memory or cross-memory attach where possible */
+    FR_TRANSPORT_AM,   /* "am": messages everywhere, as between nodes */
+    FR_TRANSPORT_SHM   /* "shm": shared memory, and fail loudly where it cannot be had */
+} fr_transport_mode;
+
 /* Run-time options, read once from the environment at MPI_Init (see README, "Environment"). */
 typedef struct fr_options {
     int disabled;       /* FLEXRMA_DISABLE=1: pass every call through to the MPI library */
@@ -28,6 +35,7 @@ typedef struct fr_options {
     size_t eager_max;   /* FLEXRMA_EAGER_MAX: largest payload carried inside a packet (bytes) */
     int fence_direct_max; /* FLEXRMA_FENCE_DIRECT_MAX: largest window closing fences directly */
     unsigned spin_polls;  /* FLEXRMA_SPIN_POLLS: idle polls before a wait yields the core */
+    fr_transport_mode transport; /* FLEXRMA_TRANSPORT */
 } fr_options;
 
 extern fr_options fr_opt;

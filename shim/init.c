@@ -9,6 +9,8 @@
 #include "counters.h"
 #include "progress.h"
 #include "request.h"
+#include "shm_map.h"
+#include "shm_seg.h"
 #include "stats.h"
 #include "win.h"
 
@@ -43,6 +45,19 @@ static size_t env_size(const char *name, size_t dflt)
     return *end == '\0' ? (size_t)n : dflt;
 }
 
+static fr_transport_mode env_transport(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return FR_TRANSPORT_AUTO;
+    if (strcmp(v, "am") == 0)
+        return FR_TRANSPORT_AM;
+    if (strcmp(v, "shm") == 0)
+        return FR_TRANSPORT_SHM;
+    fprintf(stderr, "flexrma: %s=%s is neither auto, am nor shm; using auto\n", name, v);
+    return FR_TRANSPORT_AUTO;
+}
+
 static void read_options(void)
 {
     fr_opt.disabled = env_flag("FLEXRMA_DISABLE");
@@ -51,6 +66,7 @@ static void read_options(void)
     fr_opt.eager_max = env_size("FLEXRMA_EAGER_MAX", 8192);
     fr_opt.fence_direct_max = (int)env_size("FLEXRMA_FENCE_DIRECT_MAX", 8);
     fr_opt.spin_polls = (unsigned)env_size("FLEXRMA_SPIN_POLLS", 32);
+    fr_opt.transport = fr_opt.disabled ? FR_TRANSPORT_AUTO : env_transport("FLEXRMA_TRANSPORT");
 }
 
 /* Everything that needs MPI to be initialized. */
@@ -62,6 +78,8 @@ static int start_engine(void)
     FR_CHECK_MPI(PMPI_Comm_set_errhandler(fr_comm_self, MPI_ERRORS_RETURN));
     fr_errors_register();
     fr_syncobj_init();
+    if (fr_opt.transport != FR_TRANSPORT_AM)
+        fr_peer_access_allow();
     fr_active = 1;
     if (fr_opt.async_progress)
         return fr_agent_start();
@@ -122,6 +140,8 @@ FR_API int MPI_Finalize(void)
         fr_dtype_finalize();
         fr_syncobj_finalize();
         fr_req_finalize();
+        fr_shm_map_finalize();
+        fr_seg_unlink_all(); /* segments stay mapped: the program may still use its memory */
         fr_active = 0;
         FR_LEAVE();
         PMPI_Comm_free(&fr_comm_self);
@@ -177,6 +197,7 @@ void fr_fatal(const char *fmt, ...)
     fprintf(stderr, "\n");
     va_end(ap);
     fflush(stderr);
+    fr_seg_unlink_all(); /* the abort may kill us before MPI_Finalize would have */
     PMPI_Abort(MPI_COMM_WORLD, 1);
     abort();
 }
