@@ -1,13 +1,15 @@
 /* req_hooks.c - MPI's request functions, aware of flexrma's requests (request.h).
  *
- * The MPI library does the real work on every request, flexrma's included (they are requests of
- * the library): matching indices, statuses, freeing. The hooks add three things:
+ * A flexrma request waited on or tested alone never reaches the MPI library: flexrma completes
+ * it itself (the fast path). In a call on several requests the library does the real work,
+ * flexrma's requests included (they are requests of the library): matching indices, statuses,
+ * freeing; flexrma first hands its requests to the library (fr_req_post). The hooks add:
  *  - progress: waits run flexrma's progress engine (pt2pt_hooks.c explains when);
- *  - advance: flexrma's requests in the array are moved towards completion on every turn, which
- *    is where a sync-ops request flushes its operations and sends its bump;
- *  - finish: when the library reports one of them complete, its status is blanked and it is
- *    released or restarted (fr_req_finished), and an error of its completion is raised.
- * Arrays without flexrma requests cost one test of a global counter. */
+ *  - advance: flexrma's requests are moved towards completion on every turn, which is where a
+ *    sync-ops request flushes its operations and sends its bump;
+ *  - take: when one of them is reported complete, its status is made empty and it is released
+ *    or restarted (fr_req_take), and an error of its completion is raised.
+ * Calls without flexrma requests cost one test of a global counter. */
 #include "next.h"
 #include "progress.h"
 #include "request.h"
@@ -21,14 +23,18 @@
 typedef struct ours {
     fr_req **r; /* r[i]: the request behind handle i, or NULL; NULL when n == 0 */
     int n;
+    int all;    /* every handle is MPI_REQUEST_NULL or a flexrma request the library was not
+                   handed: the call can be served without the library (fast path) */
     fr_req *small[FR_SMALL_ARRAY];
 } ours;
 
-/* Before the library sees the array: completed one-shot handles become MPI_REQUEST_NULL. */
-static void classify(ours *o, int count, const MPI_Request *reqs)
+/* Before the library sees the array: find flexrma's requests and, unless the call can do
+ * without the library (fast_ok and o->all), hand them to the library. */
+static void classify_for(ours *o, int count, const MPI_Request *reqs, int fast_ok)
 {
     o->n = 0;
     o->r = NULL;
+    o->all = 0;
     if (!fr_active || !fr_req_any() || count <= 0 || !reqs)
         return;
     FR_ENTER();
@@ -44,8 +50,18 @@ static void classify(ours *o, int count, const MPI_Request *reqs)
         o->r[i] = r;
         o->n++;
     }
+    o->all = o->n > 0;
+    for (int i = 0; o->all && i < count; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && (!o->r[i] || o->r[i]->posted))
+            o->all = 0;
+    if (!(fast_ok && o->all))
+        for (int i = 0; o->r && i < count; i++)
+            if (o->r[i])
+                fr_req_post(o->r[i]);
     FR_LEAVE();
 }
+
+static void classify(ours *o, int count, const MPI_Request *reqs) { classify_for(o, count, reqs, 0); }
 
 static void release_ours(ours *o)
 {
@@ -65,15 +81,6 @@ static void advance(const ours *o, int count)
     FR_LEAVE();
 }
 
-static void poll_once(void)
-{
-    if (!fr_active)
-        return;
-    FR_ENTER();
-    fr_progress();
-    FR_LEAVE();
-}
-
 /* An error a completion reports goes through the request's window handler. */
 static int raise(fr_win *w, const char *call, int rc)
 {
@@ -82,15 +89,15 @@ static int raise(fr_win *w, const char *call, int rc)
     return w ? fr_win_raise(w, call, rc) : fr_comm_raise(MPI_COMM_WORLD, call, rc);
 }
 
-/* The library reported handle i complete with status st (NULL: ignored). */
-static int finish(const ours *o, int i, MPI_Status *st, const char *call)
+/* The library reported handle i (in *slot) complete with status st (NULL: ignored). */
+static int finish(const ours *o, int i, MPI_Request *slot, MPI_Status *st, const char *call)
 {
     fr_req *r = o->r ? o->r[i] : NULL;
     if (!r)
         return MPI_SUCCESS;
     FR_ENTER();
     fr_win *w = r->w;
-    int rc = fr_req_finished(r, st);
+    int rc = fr_req_take(r, slot, st, 1);
     FR_LEAVE();
     if (rc != MPI_SUCCESS && st)
         st->MPI_ERROR = rc;
@@ -104,11 +111,56 @@ static MPI_Status *status_at(MPI_Status *statuses, int i)
 
 /* ---- completion ---- */
 
+static fr_req *lookup(MPI_Request h);
+
+/* The fast path of MPI_Wait/MPI_Test on one flexrma request the library was not handed: one
+ * turn, which polls the engine every time (only flexrma can complete the request). Returns 1
+ * with *rc set when the request is complete (or inactive). */
+static int fast_turn(fr_req *r, MPI_Request *request, MPI_Status *status, const char *call,
+                     int *rc, unsigned *spins)
+{
+    FR_ENTER();
+    int events = 0;
+    if (r->active && r->cls->advance)
+        r->cls->advance(r);
+    if (r->active)
+        events = fr_progress();
+    if (r->active) {
+        FR_LEAVE();
+        if (spins && events > 0)
+            *spins = 0;
+        else if (spins)
+            fr_backoff(spins);
+        return 0;
+    }
+    fr_win *w = r->w;
+    int err = fr_req_take(r, request, status == MPI_STATUS_IGNORE ? NULL : status, 0);
+    FR_LEAVE();
+    *rc = raise(w, call, err);
+    return 1;
+}
+
+/* Has the library been handed r (it then waits on r like on any request)? */
+static int posted(fr_req *r)
+{
+    FR_ENTER();
+    int p = r->posted;
+    FR_LEAVE();
+    return p;
+}
+
 FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    ours o;
-    classify(&o, 1, request);
-    if (o.n == 0 && !fr_hooks_on())
+    fr_req *r = request ? lookup(*request) : NULL;
+    if (r && !posted(r)) {
+        unsigned spins = 0;
+        int rc;
+        while (!fast_turn(r, request, status, "MPI_Wait", &rc, &spins))
+            ;
+        return rc;
+    }
+    ours o = {.r = r ? &r : NULL, .n = r != NULL};
+    if (!r && !fr_hooks_on())
         return FR_NEXT(Wait)(request, status);
     unsigned spins = 0;
     for (;;) {
@@ -118,7 +170,7 @@ FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
         if (rc != MPI_SUCCESS)
             return rc;
         if (flag)
-            return finish(&o, 0, status == MPI_STATUS_IGNORE ? NULL : status, "MPI_Wait");
+            return finish(&o, 0, request, status == MPI_STATUS_IGNORE ? NULL : status, "MPI_Wait");
         fr_hook_turn(&spins);
     }
 }
@@ -126,24 +178,30 @@ FR_PMPI(Wait);
 
 FR_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    ours o;
-    classify(&o, 1, request);
+    fr_req *r = request ? lookup(*request) : NULL;
+    if (r && !posted(r)) {
+        int rc = MPI_SUCCESS;
+        *flag = fast_turn(r, request, status, "MPI_Test", &rc, NULL);
+        return rc;
+    }
+    fr_hook_poll();
+    ours o = {.r = r ? &r : NULL, .n = r != NULL};
     if (o.n)
         advance(&o, 1);
-    fr_hook_poll();
     int rc = FR_NEXT(Test)(request, flag, status);
     if (rc != MPI_SUCCESS || !*flag)
         return rc;
-    return finish(&o, 0, status == MPI_STATUS_IGNORE ? NULL : status, "MPI_Test");
+    return finish(&o, 0, request, status == MPI_STATUS_IGNORE ? NULL : status, "MPI_Test");
 }
 FR_PMPI(Test);
 
 /* Finish every request of ours after MPI_Waitall/MPI_Testall reported all complete. */
-static int finish_all(ours *o, int count, MPI_Status statuses[], const char *call)
+static int finish_all(ours *o, int count, MPI_Request requests[], MPI_Status statuses[],
+                      const char *call)
 {
     int rc = MPI_SUCCESS;
     for (int i = 0; o->n && i < count; i++) {
-        int frc = finish(o, i, status_at(statuses, i), call);
+        int frc = finish(o, i, &requests[i], status_at(statuses, i), call);
         if (frc != MPI_SUCCESS && rc == MPI_SUCCESS)
             rc = statuses == MPI_STATUSES_IGNORE ? frc : MPI_ERR_IN_STATUS;
     }
@@ -151,10 +209,70 @@ static int finish_all(ours *o, int count, MPI_Status statuses[], const char *cal
     return rc;
 }
 
+/* MPI_Waitall/MPI_Testall on flexrma requests only, without the library: one turn. Returns 1
+ * with *rc set once all are complete (or inactive). */
+static int fast_all_turn(ours *o, int count, MPI_Request requests[], MPI_Status statuses[],
+                         const char *call, int *rc, unsigned *spins)
+{
+    FR_ENTER();
+    int active = 0, events = 0;
+    for (int i = 0; i < count; i++) {
+        fr_req *r = o->r[i];
+        if (r && r->active && r->cls->advance)
+            r->cls->advance(r);
+        active += r && r->active;
+    }
+    if (active) {
+        events = fr_progress();
+        active = 0;
+        for (int i = 0; i < count; i++)
+            active += o->r[i] && o->r[i]->active;
+    }
+    if (active) {
+        FR_LEAVE();
+        if (spins && events > 0)
+            *spins = 0;
+        else if (spins)
+            fr_backoff(spins);
+        return 0;
+    }
+    int err = MPI_SUCCESS;
+    fr_win *errwin = NULL;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = status_at(statuses, i);
+        if (!o->r[i]) {
+            if (st) /* MPI_REQUEST_NULL: the empty status */
+                fr_req_status(&(fr_req){0}, st, 0);
+            continue;
+        }
+        fr_win *w = o->r[i]->w;
+        int e = fr_req_take(o->r[i], &requests[i], st, 0);
+        if (st)
+            st->MPI_ERROR = e;
+        if (e != MPI_SUCCESS && err == MPI_SUCCESS) {
+            err = e;
+            errwin = w;
+        }
+    }
+    FR_LEAVE();
+    *rc = err == MPI_SUCCESS ? MPI_SUCCESS : raise(errwin, call, err);
+    if (err != MPI_SUCCESS && statuses != MPI_STATUSES_IGNORE)
+        *rc = MPI_ERR_IN_STATUS;
+    return 1;
+}
+
 FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     ours o;
-    classify(&o, count, requests);
+    classify_for(&o, count, requests, 1);
+    if (o.all) {
+        unsigned spins = 0;
+        int rc;
+        while (!fast_all_turn(&o, count, requests, statuses, "MPI_Waitall", &rc, &spins))
+            ;
+        release_ours(&o);
+        return rc;
+    }
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitall)(count, requests, statuses);
     unsigned spins = 0;
@@ -167,7 +285,7 @@ FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
             return rc;
         }
         if (flag)
-            return finish_all(&o, count, statuses, "MPI_Waitall");
+            return finish_all(&o, count, requests, statuses, "MPI_Waitall");
         fr_hook_turn(&spins);
     }
 }
@@ -176,7 +294,13 @@ FR_PMPI(Waitall);
 FR_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
     ours o;
-    classify(&o, count, requests);
+    classify_for(&o, count, requests, 1);
+    if (o.all) {
+        int rc = MPI_SUCCESS;
+        *flag = fast_all_turn(&o, count, requests, statuses, "MPI_Testall", &rc, NULL);
+        release_ours(&o);
+        return rc;
+    }
     if (o.n)
         advance(&o, count);
     fr_hook_poll();
@@ -185,15 +309,17 @@ FR_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status 
         release_ours(&o);
         return rc;
     }
-    return finish_all(&o, count, statuses, "MPI_Testall");
+    return finish_all(&o, count, requests, statuses, "MPI_Testall");
 }
 FR_PMPI(Testall);
 
-static int finish_any(ours *o, int index, MPI_Status *status, const char *call)
+static int finish_any(ours *o, MPI_Request requests[], int index, MPI_Status *status,
+                      const char *call)
 {
     int rc = MPI_SUCCESS;
     if (index != MPI_UNDEFINED)
-        rc = finish(o, index, status == MPI_STATUS_IGNORE ? NULL : status, call);
+        rc = finish(o, index, &requests[index], status == MPI_STATUS_IGNORE ? NULL : status,
+                    call);
     release_ours(o);
     return rc;
 }
@@ -214,7 +340,7 @@ FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status
             return rc;
         }
         if (flag)
-            return finish_any(&o, *index, status, "MPI_Waitany");
+            return finish_any(&o, requests, *index, status, "MPI_Waitany");
         fr_hook_turn(&spins);
     }
 }
@@ -232,16 +358,16 @@ FR_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
         release_ours(&o);
         return rc;
     }
-    return finish_any(&o, *index, status, "MPI_Testany");
+    return finish_any(&o, requests, *index, status, "MPI_Testany");
 }
 FR_PMPI(Testany);
 
-static int finish_some(ours *o, int outcount, const int indices[], MPI_Status statuses[],
-                       const char *call)
+static int finish_some(ours *o, MPI_Request requests[], int outcount, const int indices[],
+                       MPI_Status statuses[], const char *call)
 {
     int rc = MPI_SUCCESS;
     for (int k = 0; o->n && outcount != MPI_UNDEFINED && k < outcount; k++) {
-        int frc = finish(o, indices[k], status_at(statuses, k), call);
+        int frc = finish(o, indices[k], &requests[indices[k]], status_at(statuses, k), call);
         if (frc != MPI_SUCCESS && rc == MPI_SUCCESS)
             rc = statuses == MPI_STATUSES_IGNORE ? frc : MPI_ERR_IN_STATUS;
     }
@@ -266,7 +392,7 @@ FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int 
             return rc;
         }
         if (*outcount != 0)
-            return finish_some(&o, *outcount, indices, statuses, "MPI_Waitsome");
+            return finish_some(&o, requests, *outcount, indices, statuses, "MPI_Waitsome");
         fr_hook_turn(&spins);
     }
 }
@@ -285,24 +411,33 @@ FR_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int 
         release_ours(&o);
         return rc;
     }
-    return finish_some(&o, *outcount, indices, statuses, "MPI_Testsome");
+    return finish_some(&o, requests, *outcount, indices, statuses, "MPI_Testsome");
 }
 FR_PMPI(Testsome);
 
 FR_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    ours o;
-    classify(&o, 1, &request);
-    if (o.n) {
-        advance(&o, 1);
-        poll_once();
+    fr_req *r = lookup(request);
+    if (!r)
+        return FR_NEXT(Request_get_status)(request, flag, status);
+    FR_ENTER();
+    if (r->active && r->cls->advance)
+        r->cls->advance(r);
+    fr_progress();
+    int in_library = r->posted;
+    if (!in_library) {
+        /* The request stays alive: only its status is reported. */
+        *flag = !r->active;
+        if (*flag)
+            fr_req_status(r, status, 0);
     }
+    FR_LEAVE();
+    if (!in_library)
+        return MPI_SUCCESS;
     int rc = FR_NEXT(Request_get_status)(request, flag, status);
-    if (rc == MPI_SUCCESS && *flag && o.n) {
-        /* The request stays alive: only its status is ours to blank. */
+    if (rc == MPI_SUCCESS && *flag) {
         FR_ENTER();
-        if (o.r[0]->signalled)
-            fr_req_blank_status(status);
+        fr_req_status(r, status, 1);
         FR_LEAVE();
     }
     return rc;
@@ -357,9 +492,13 @@ FR_API int MPI_Request_free(MPI_Request *request)
     fr_req *r = request ? lookup(*request) : NULL;
     if (r) {
         FR_ENTER();
-        int disarmed = fr_req_free(r); /* an active request completes in the background */
+        int how = fr_req_free(r); /* an active request completes in the background */
         FR_LEAVE();
-        if (disarmed)
+        if (how < 0) {
+            *request = MPI_REQUEST_NULL; /* flexrma keeps the handle for its next request */
+            return MPI_SUCCESS;
+        }
+        if (how > 0)
             FR_NEXT(Cancel)(request);
     }
     return FR_NEXT(Request_free)(request);
@@ -373,12 +512,13 @@ FR_API int MPI_Cancel(MPI_Request *request)
         return FR_NEXT(Cancel)(request);
     FR_ENTER();
     fr_win *w = r->w;
-    int was_active = r->active;
+    int in_library = r->active && r->posted;
     int rc = fr_req_cancel(r);
     FR_LEAVE();
     if (rc != MPI_SUCCESS)
         return raise(w, "MPI_Cancel", rc);
-    /* Disarmed: the library's receive is cancelled too, so MPI_Test_cancelled says so. */
-    return was_active ? FR_NEXT(Cancel)(request) : MPI_SUCCESS;
+    /* Disarmed: a receive the library was handed is cancelled too, so MPI_Test_cancelled says
+     * so (otherwise fr_req_take reports it). */
+    return in_library ? FR_NEXT(Cancel)(request) : MPI_SUCCESS;
 }
 FR_PMPI(Cancel);

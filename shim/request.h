@@ -1,16 +1,17 @@
 /* request.h - flexrma's own requests (sync-ops, sync-object, request-returning RMA).
  *
- * The handle the application holds is a genuine request of the MPI library: a receive on a
- * private duplicate of MPI_COMM_SELF with a tag of its own (persistent requests: PMPI_Recv_init,
- * one-shot ones: PMPI_Irecv). flexrma completes it by sending itself the matching zero-byte
- * message. So every request function of the MPI library (arrays mixed with the application's own
+ * The handle the application holds is a genuine request of the MPI library: a persistent
+ * receive (PMPI_Recv_init) on a private duplicate of MPI_COMM_SELF with a tag of its own, also
+ * for one-shot requests (their handles are reused). When the library must see the request (it
+ * takes part in an array), flexrma starts the receive and completes it by sending itself the
+ * matching zero-byte message. So every request function of the MPI library (arrays mixed with the application's own
  * requests, Waitany/Waitsome indices, MPI_Request_free, the Fortran bindings) works on it
  * unchanged; the hooks in req_hooks.c only add what the library cannot know: they let flexrma
  * advance the request while the application waits, start it, and blank its status.
  *
  * Life cycle: fr_req_new() -> [MPI_Start -> cls->start] -> cls->advance ... fr_req_complete()
- * -> the application's wait/test sees the message -> fr_req_finished() (one-shot: released;
- * persistent: inactive again, or restarted with auto-restart). MPI_Request_free of an active
+ * -> the application's wait/test sees it -> fr_req_take() (one-shot: released; persistent:
+ * inactive again, or restarted with auto-restart). MPI_Request_free of an active
  * request detaches it from the handle; it keeps advancing in the progress engine and is released
  * when it completes. */
 #ifndef FR_REQUEST_H
@@ -50,8 +51,10 @@ struct fr_req {
     int error;                 /* error code the completion reports (MPI_SUCCESS normally) */
     unsigned persistent : 1;
     unsigned active : 1;       /* started and not complete */
-    unsigned posted : 1;       /* the MPI library's receive is posted */
+    unsigned posted : 1;       /* the MPI library's receive is started (fr_req_post) */
     unsigned signalled : 1;    /* completion message sent, not yet seen by a wait or test */
+    unsigned done : 1;         /* complete, not posted, not yet seen (the fast path) */
+    unsigned cancelled : 1;    /* ... by MPI_Cancel */
     unsigned detached : 1;     /* MPI_Request_free while active: release when complete */
     unsigned auto_restart : 1; /* MPIX_INFO_SYNC_AUTO_RESTART */
     unsigned restarted : 1;    /* active because auto-restart started it, not the application */
@@ -68,22 +71,23 @@ fr_req *fr_req_lookup(MPI_Request handle);
 /* Any flexrma request alive? (fast path of the hooks) */
 int fr_req_any(void);
 
-/* ---- used by req_hooks.c ---- */
-/* An RMA request has no sender and no tag: its status is empty, as MPI reports for inactive
- * requests (the count is already 0: the completion message is empty). */
-static inline void fr_req_blank_status(MPI_Status *st)
-{
-    if (st && st != MPI_STATUS_IGNORE) {
-        st->MPI_SOURCE = MPI_ANY_SOURCE;
-        st->MPI_TAG = MPI_ANY_TAG;
-    }
-}
+/* ---- used by req_hooks.c ----
+ * The fast path: a request the application waits on alone is completed by flexrma without the
+ * MPI library (`done`). Only when it takes part in a call on several requests, or its status is
+ * asked for, is the library's receive started (fr_req_post) and the completion sent as a
+ * message, so the library's own array logic sees it. */
+/* Hand r to the library: start its receive, and signal it if r is done already. */
+void fr_req_post(fr_req *r);
 int fr_req_start(fr_req *r);
-/* The application saw the completion of r with status st (may be NULL): blank the status, then
- * release a one-shot request or restart an auto-restart one. Returns the completion's error. */
-int fr_req_finished(fr_req *r, MPI_Status *st);
-/* MPI_Request_free of r. Returns non-zero if the library's receive was left posted by a
- * disarmed request and must be cancelled before it is freed. */
+/* The application sees r's completion (from the library: from_library): fill or blank the
+ * status, then release a one-shot request (its handle slot becomes MPI_REQUEST_NULL) or restart
+ * an auto-restart one. An inactive request gives an empty status. Returns the completion's
+ * error. */
+int fr_req_take(fr_req *r, MPI_Request *slot, MPI_Status *st, int from_library);
+/* Only the status, the request stays (MPI_Request_get_status). */
+void fr_req_status(const fr_req *r, MPI_Status *st, int from_library);
+/* MPI_Request_free of r. Returns 0: free the library's request; 1: cancel it first (a disarmed
+ * request left it posted); -1: leave it (flexrma keeps the inactive handle for reuse). */
 int fr_req_free(fr_req *r);
 int fr_req_cancel(fr_req *r);
 /* Advance the detached requests (progress engine). */
