@@ -32,6 +32,16 @@ static inline int test_done(void)
     return rc;
 }
 
+/* For tests with per-rank state in arrays of n: abort unless there are at most n ranks. */
+static inline void test_max_ranks(int n)
+{
+    if (nprocs > n) {
+        if (rank == 0)
+            fprintf(stderr, "at most %d ranks\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
 static inline int right(void) { return (rank + 1) % nprocs; }
 static inline int left(void) { return (rank + nprocs - 1) % nprocs; }
 
@@ -63,6 +73,23 @@ static inline int same_ints(const int *got, const int *exp, size_t n)
         diag("%zu of %zu ints differ; first at [%zu]: got %d, expected %d", bad, n, first,
              got[first], exp[first]);
     return !bad;
+}
+
+/* buf[0..n) = pattern e of rank r. */
+static inline void fill_pat(int *buf, size_t n, int r, int e)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = pat(r, (int)i, e);
+}
+
+/* The n ints at got are pattern e of rank r; otherwise a diagnostic. */
+static inline int is_pat(const int *got, size_t n, int r, int e)
+{
+    int *exp = xmalloc(n * sizeof(int));
+    fill_pat(exp, n, r, e);
+    int same = same_ints(got, exp, n);
+    free(exp);
+    return same;
 }
 
 static inline int same_bytes(const void *got_, const void *exp_, size_t n)

@@ -1,6 +1,6 @@
-/* sync_common.h - helpers for the tests of the synchronization counters (t_sync_*.c), on top of
- * common.h. Each helper returns the MPI return code of the first call that failed, so a test can
- * count failures without a check per call. */
+/* sync_common.h - helpers for the tests of the synchronization counters (t_sync_*.c) and of
+ * request-returning RMA (t_iops*.c), on top of common.h. Each helper returns the MPI return code
+ * of the first call that failed, so a test can count failures without a check per call. */
 #ifndef FLEXRMA_TESTS_SYNC_COMMON_H
 #define FLEXRMA_TESTS_SYNC_COMMON_H
 
@@ -8,6 +8,14 @@
 #include "flexrma.h"
 
 #include <sched.h>
+
+/* Remember the first failing return code of a sequence of calls. */
+#define KEEP_RC(var, call)                                                                         \
+    do {                                                                                           \
+        int keep_rc_ = (call);                                                                     \
+        if (keep_rc_ != MPI_SUCCESS && (var) == MPI_SUCCESS)                                       \
+            (var) = keep_rc_;                                                                      \
+    } while (0)
 
 /* The distinct ring neighbours of this rank, itself excluded: {left, right}, or just one when
  * there are two ranks. Every rank is the neighbour of its neighbours, so a rank receives from
@@ -51,6 +59,33 @@ static inline void info_free(MPI_Info *info)
 static inline int share_counters(const MPI_Sync *mine, int k, MPI_Sync *all)
 {
     return MPI_Allgather(mine, k, MPI_Handle_sync, all, k, MPI_Handle_sync, MPI_COMM_WORLD);
+}
+
+/* One new counter per rank on win: *c this rank's, (*all)[r] rank r's (all allocated here).
+ * Collective. */
+static inline int shared_counter_alloc(MPI_Win win, MPI_Sync *c, MPI_Sync **all)
+{
+    *c = MPIX_SYNC_NULL;
+    *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
+    int rc = MPI_Win_Sync_alloc_objects(1, c, win, MPI_INFO_NULL);
+    KEEP_RC(rc, share_counters(c, 1, *all));
+    return rc;
+}
+
+/* Free what shared_counter_alloc made (all may be NULL); collective. The barrier first: no rank
+ * may bump or read a counter being freed. */
+static inline void shared_counter_free(MPI_Win win, MPI_Sync *c, MPI_Sync *all)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_Sync_free_objects(1, c, win);
+    free(all);
+}
+
+/* *req: a count-n sync-object request on one's own counter c, started (armed). */
+static inline int arm_object(MPI_Sync c, int n, MPI_Win win, MPI_Request *req)
+{
+    int rc = MPI_Win_sync_object_init(c, n, win, MPI_INFO_NULL, req);
+    return rc != MPI_SUCCESS ? rc : MPI_Start(req);
 }
 
 static inline int start_wait(MPI_Request *req)
@@ -142,13 +177,5 @@ static inline int status_empty(const MPI_Status *st, const char *what)
              what, st->MPI_SOURCE, st->MPI_TAG, count, cancelled, MPI_ANY_SOURCE, MPI_ANY_TAG);
     return pass;
 }
-
-/* Remember the first failing return code of a sequence of calls. */
-#define KEEP_RC(var, call)                                                                         \
-    do {                                                                                           \
-        int keep_rc_ = (call);                                                                     \
-        if (keep_rc_ != MPI_SUCCESS && (var) == MPI_SUCCESS)                                       \
-            (var) = keep_rc_;                                                                      \
-    } while (0)
 
 #endif

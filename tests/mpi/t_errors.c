@@ -8,56 +8,13 @@
  * and MPI_Win_free fail on every rank alike) and keeps a model of its own window: what its left
  * neighbour's valid operations put there. The window is compared with the model after each part.
  * This test is about flexrma: native MPI libraries detect far fewer of these errors. */
-#include "common.h"
+#include "errors_common.h"
 
 #define N 16      /* ints per window */
 #define BAD 0x7777 /* what an erroneous call would write */
 
 static iwin w;
 static int model[N];
-static int codes[64], ncodes; /* one code per class seen, for the error string check */
-
-static const struct { int cls; const char *name; } class_names[] = {
-    {MPI_SUCCESS, "MPI_SUCCESS"}, {MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC"},
-    {MPI_ERR_RANK, "MPI_ERR_RANK"}, {MPI_ERR_RMA_RANGE, "MPI_ERR_RMA_RANGE"},
-    {MPI_ERR_COUNT, "MPI_ERR_COUNT"}, {MPI_ERR_TYPE, "MPI_ERR_TYPE"}, {MPI_ERR_OP, "MPI_ERR_OP"},
-    {MPI_ERR_ASSERT, "MPI_ERR_ASSERT"}, {MPI_ERR_LOCKTYPE, "MPI_ERR_LOCKTYPE"},
-    {MPI_ERR_BASE, "MPI_ERR_BASE"}, {MPI_ERR_DISP, "MPI_ERR_DISP"}, {MPI_ERR_SIZE, "MPI_ERR_SIZE"},
-    {MPI_ERR_ARG, "MPI_ERR_ARG"}, {MPI_ERR_COMM, "MPI_ERR_COMM"}, {MPI_ERR_GROUP, "MPI_ERR_GROUP"},
-    {MPI_ERR_WIN, "MPI_ERR_WIN"}, {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
-    {MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION"},
-};
-
-static const char *class_name(int cls)
-{
-    for (size_t i = 0; i < sizeof class_names / sizeof *class_names; i++)
-        if (class_names[i].cls == cls)
-            return class_names[i].name;
-    return "another class";
-}
-
-/* rc is of error class cls (1 test). */
-#define expect(cls, what, call) expect_at(__FILE__, __LINE__, (call), (cls), (what))
-static int expect_at(const char *file, int line, int rc, int cls, const char *what)
-{
-    int got = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &got);
-    int pass = tap_is_int_at(file, line, got, cls, "%s: %s", what, class_name(cls));
-    if (!pass)
-        diag("got %s", class_name(got));
-    if (rc != MPI_SUCCESS && ncodes < 64) {
-        int seen = 0;
-        for (int i = 0; i < ncodes; i++) {
-            int c;
-            MPI_Error_class(codes[i], &c);
-            seen |= c == got;
-        }
-        if (!seen)
-            codes[ncodes++] = rc;
-    }
-    return pass;
-}
 
 /* Our window equals the model (1 test). */
 static void check_window(const char *what)
@@ -331,17 +288,7 @@ int main(int argc, char **argv)
     group_errors();
 
     /* Every error string names flexrma. */
-    int named = 0;
-    for (int i = 0; i < ncodes; i++) {
-        char s[MPI_MAX_ERROR_STRING] = "";
-        int len = 0;
-        MPI_Error_string(codes[i], s, &len);
-        if (len > 0 && strstr(s, "flexrma"))
-            named++;
-        else
-            diag("error string of code %d: \"%s\"", codes[i], s);
-    }
-    is_int(named, ncodes, "error strings naming flexrma, one code per class seen");
+    is_int(errors_named(), ncodes, "error strings naming flexrma, one code per class seen");
 
     int rc = MPI_Win_free(&w.win);
     ok(rc == MPI_SUCCESS && w.win == MPI_WIN_NULL, "MPI_Win_free succeeds after all that");

@@ -21,24 +21,13 @@
  * the own window after a remote completion are plain loads with no further call in between: the
  * data must be there, since the request said so (flexrma's windows are the program's memory,
  * written in place). */
-#include "common.h"
-#include "flexrma.h"
-
-#include <sched.h>
+#include "sync_common.h"
 
 #define K 16                /* ints per region */
 #define BIG_INTS (256 * 1024) /* 1 MiB: far beyond the default eager limit of 8 KiB */
 #define TAG_TOKEN 70
 #define TAG_CHECKED 71
 #define TAG_MIXED 72
-
-/* Remember the first failing return code of a sequence of calls. */
-#define KEEP(var, call)                                                                            \
-    do {                                                                                           \
-        int keep_rc_ = (call);                                                                     \
-        if (keep_rc_ != MPI_SUCCESS && (var) == MPI_SUCCESS)                                       \
-            (var) = keep_rc_;                                                                      \
-    } while (0)
 
 enum epoch_kind { FENCE, PSCW, LOCK, N_EPOCHS };
 static const char *const epoch_name[] = {"fence", "PSCW", "lock"};
@@ -55,8 +44,7 @@ static MPI_Aint acc_at(int kind) { return (MPI_Aint)(nprocs + 1 + kind) * K; }
 
 /* Window rcw: BIG_INTS ints per rank, written by the left neighbour; one counter per rank on it,
  * rctr[r] owned by rank r. */
-static int *rcbuf;
-static MPI_Win rcw;
+static iwin rcw;
 static MPI_Sync *rctr;
 
 static int next_e = 100; /* pattern generation: every case uses new values */
@@ -70,37 +58,6 @@ static int rc_ok(int rc, const char *what)
         diag("%s failed: %s", what, s);
     }
     return rc == MPI_SUCCESS;
-}
-
-/* An RMA request's status is empty: MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not cancelled. */
-static int status_empty(const MPI_Status *st, const char *what)
-{
-    int count = -1, cancelled = -1;
-    MPI_Get_count(st, MPI_BYTE, &count);
-    MPI_Test_cancelled(st, &cancelled);
-    int pass = st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && count == 0 &&
-               !cancelled;
-    if (!pass)
-        diag("%s: status has MPI_SOURCE %d, MPI_TAG %d, count %d, cancelled %d; expected %d, %d, "
-             "0, 0", what, st->MPI_SOURCE, st->MPI_TAG, count, cancelled, MPI_ANY_SOURCE,
-             MPI_ANY_TAG);
-    return pass;
-}
-
-static void fill(int *buf, int n, int r, int e)
-{
-    for (int i = 0; i < n; i++)
-        buf[i] = pat(r, i, e);
-}
-
-/* The n ints at got are pattern e of rank r. */
-static int is_pat(const int *got, int n, int r, int e)
-{
-    int *exp = xmalloc((size_t)n * sizeof(int));
-    fill(exp, n, r, e);
-    int same = same_ints(got, exp, (size_t)n);
-    free(exp);
-    return same;
 }
 
 /* Every rank but this one, into list; returns how many. */
@@ -122,23 +79,23 @@ static int open_epoch(int kind, MPI_Win win, const int *tg, int nt, const int *o
     MPI_Group g;
     switch (kind) {
     case FENCE:
-        KEEP(rc, MPI_Win_fence(0, win));
+        KEEP_RC(rc, MPI_Win_fence(0, win));
         break;
     case PSCW:
         if (no > 0) {
             g = world_subgroup(og, no);
-            KEEP(rc, MPI_Win_post(g, 0, win));
+            KEEP_RC(rc, MPI_Win_post(g, 0, win));
             MPI_Group_free(&g);
         }
         if (nt > 0) {
             g = world_subgroup(tg, nt);
-            KEEP(rc, MPI_Win_start(g, 0, win));
+            KEEP_RC(rc, MPI_Win_start(g, 0, win));
             MPI_Group_free(&g);
         }
         break;
     case LOCK:
         for (int i = 0; i < nt; i++)
-            KEEP(rc, MPI_Win_lock(MPI_LOCK_SHARED, tg[i], 0, win));
+            KEEP_RC(rc, MPI_Win_lock(MPI_LOCK_SHARED, tg[i], 0, win));
         break;
     }
     return rc;
@@ -149,17 +106,17 @@ static int close_epoch(int kind, MPI_Win win, const int *tg, int nt, int no)
     int rc = MPI_SUCCESS;
     switch (kind) {
     case FENCE:
-        KEEP(rc, MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+        KEEP_RC(rc, MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
         break;
     case PSCW:
         if (nt > 0)
-            KEEP(rc, MPI_Win_complete(win));
+            KEEP_RC(rc, MPI_Win_complete(win));
         if (no > 0)
-            KEEP(rc, MPI_Win_wait(win));
+            KEEP_RC(rc, MPI_Win_wait(win));
         break;
     case LOCK:
         for (int i = nt - 1; i >= 0; i--)
-            KEEP(rc, MPI_Win_unlock(tg[i], win));
+            KEEP_RC(rc, MPI_Win_unlock(tg[i], win));
         break;
     }
     return rc;
@@ -175,13 +132,13 @@ static int complete(int how, int n, MPI_Request *reqs, MPI_Status *st, int *once
     MPI_Status *s = xmalloc((size_t)n * sizeof(MPI_Status));
     memset(seen, 0, (size_t)n * sizeof(int));
     if (how == WAITALL) {
-        KEEP(rc, MPI_Waitall(n, reqs, st));
+        KEEP_RC(rc, MPI_Waitall(n, reqs, st));
         for (int i = 0; i < n; i++)
             seen[i] = 1;
     } else if (how == WAITANY) {
         for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
             int i = -1;
-            KEEP(rc, MPI_Waitany(n, reqs, &i, &s[0]));
+            KEEP_RC(rc, MPI_Waitany(n, reqs, &i, &s[0]));
             if (i < 0 || i >= n || seen[i]++) {
                 diag("MPI_Waitany call %d reported index %d", k, i);
                 bad++;
@@ -190,14 +147,14 @@ static int complete(int how, int n, MPI_Request *reqs, MPI_Status *st, int *once
             st[i] = s[0];
         }
         int i = 0;
-        KEEP(rc, MPI_Waitany(n, reqs, &i, MPI_STATUS_IGNORE));
+        KEEP_RC(rc, MPI_Waitany(n, reqs, &i, MPI_STATUS_IGNORE));
         bad += i != MPI_UNDEFINED;
     } else {
         int done = 0;
         unsigned long polls = 0;
         while (done < n && rc == MPI_SUCCESS) {
             int outc = -1;
-            KEEP(rc, MPI_Testsome(n, reqs, &outc, idx, s));
+            KEEP_RC(rc, MPI_Testsome(n, reqs, &outc, idx, s));
             if (outc == MPI_UNDEFINED || outc < 0) {
                 diag("MPI_Testsome reported outcount %d with %d of %d requests done", outc, done,
                      n);
@@ -217,7 +174,7 @@ static int complete(int how, int n, MPI_Request *reqs, MPI_Status *st, int *once
                 sched_yield();
         }
         int outc = 0;
-        KEEP(rc, MPI_Testsome(n, reqs, &outc, idx, s));
+        KEEP_RC(rc, MPI_Testsome(n, reqs, &outc, idx, s));
         bad += outc != MPI_UNDEFINED;
     }
     for (int i = 0; i < n; i++)
@@ -240,21 +197,21 @@ static void outstanding(int kind, int how)
     int src[K], *got = xmalloc((size_t)no * K * sizeof(int));
     MPI_Request *reqs = xmalloc((size_t)n * sizeof(MPI_Request));
     MPI_Status *st = xmalloc((size_t)n * sizeof(MPI_Status));
-    fill(src, K, rank, e);
+    fill_pat(src, K, rank, e);
     for (int i = 0; i < no * K; i++)
         got[i] = -1;
 
-    KEEP(rc, open_epoch(kind, w.win, ot, no, ot, no));
+    KEEP_RC(rc, open_epoch(kind, w.win, ot, no, ot, no));
     for (int j = 0; j < no; j++) {
         int k = (j + rank) % no, t = ot[k]; /* every rank starts with a different target */
-        KEEP(rc, MPI_Iput(src, K / 2, MPI_INT, t, region_at(rank), K / 2, MPI_INT, w.win,
-                          &reqs[3 * j]));
-        KEEP(rc, MPI_Iget(got + k * K, K, MPI_INT, t, src_at(), K, MPI_INT, w.win,
-                          &reqs[3 * j + 1]));
-        KEEP(rc, MPI_Iput(src + K / 2, K / 2, MPI_INT, t, region_at(rank) + K / 2, K / 2, MPI_INT,
-                          w.win, &reqs[3 * j + 2]));
+        KEEP_RC(rc, MPI_Iput(src, K / 2, MPI_INT, t, region_at(rank), K / 2, MPI_INT, w.win,
+                             &reqs[3 * j]));
+        KEEP_RC(rc, MPI_Iget(got + k * K, K, MPI_INT, t, src_at(), K, MPI_INT, w.win,
+                             &reqs[3 * j + 1]));
+        KEEP_RC(rc, MPI_Iput(src + K / 2, K / 2, MPI_INT, t, region_at(rank) + K / 2, K / 2,
+                             MPI_INT, w.win, &reqs[3 * j + 2]));
     }
-    KEEP(rc, complete(how, n, reqs, st, &once));
+    KEEP_RC(rc, complete(how, n, reqs, st, &once));
     int empty = 1;
     for (int i = 0; i < n; i++)
         empty &= status_empty(&st[i], hn);
@@ -301,43 +258,21 @@ static void remote_iput(int kind, int n)
 {
     int e = next_e++, rc = MPI_SUCCESS, t = right(), o = left();
     int *src = xmalloc((size_t)n * sizeof(int));
-    fill(src, n, rank, e);
+    fill_pat(src, n, rank, e);
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Status st;
-    KEEP(rc, open_epoch(kind, rcw, &t, 1, &o, 1));
-    KEEP(rc, MPI_Iput(src, n, MPI_INT, t, 0, n, MPI_INT, rcw, &req));
-    KEEP(rc, MPI_Wait(&req, &st));
+    KEEP_RC(rc, open_epoch(kind, rcw.win, &t, 1, &o, 1));
+    KEEP_RC(rc, MPI_Iput(src, n, MPI_INT, t, 0, n, MPI_INT, rcw.win, &req));
+    KEEP_RC(rc, MPI_Wait(&req, &st));
     token_exchange(TAG_TOKEN);
-    int there = is_pat(rcbuf, n, o, e); /* a plain load, nothing called in between */
+    int there = is_pat(rcw.buf, n, o, e); /* a plain load, nothing called in between */
     token_exchange(TAG_CHECKED);
-    KEEP(rc, close_epoch(kind, rcw, &t, 1, 1));
+    KEEP_RC(rc, close_epoch(kind, rcw.win, &t, 1, 1));
     ok(rc_ok(rc, "MPI_Iput round") && there,
        "%s epoch, MPI_Iput of %d B: the data is in the target's window when the origin's MPI_Wait "
        "has returned, before the epoch closes", epoch_name[kind], (int)(n * sizeof(int)));
     free(src);
     MPI_Barrier(MPI_COMM_WORLD);
-}
-
-/* The unconsumed bumps of my own counter c on win; -1000 - rc if the read failed. */
-static long long sync_value(MPI_Sync c, MPI_Win win)
-{
-    MPI_Count v = -1;
-    int rc = MPIX_Win_sync_read(c, win, &v);
-    return rc == MPI_SUCCESS ? (long long)v : -1000 - rc;
-}
-
-/* Consume n bumps of my own counter: a sync-object request, started, waited for, freed. */
-static int consume(MPI_Sync c, int n, MPI_Win win)
-{
-    MPI_Request req = MPI_REQUEST_NULL;
-    int rc = MPI_SUCCESS;
-    KEEP(rc, MPI_Win_sync_object_init(c, n, win, MPI_INFO_NULL, &req));
-    if (rc != MPI_SUCCESS)
-        return rc;
-    KEEP(rc, MPI_Start(&req));
-    KEEP(rc, MPI_Wait(&req, MPI_STATUS_IGNORE));
-    KEEP(rc, MPI_Request_free(&req));
-    return rc;
 }
 
 /* MPIX_Put_signal of n ints to the right neighbour, no epoch; the source is overwritten as soon
@@ -347,11 +282,11 @@ static void remote_put_signal(int n)
 {
     int e = next_e++, rc = MPI_SUCCESS, t = right(), o = left();
     int *src = xmalloc((size_t)n * sizeof(int));
-    fill(src, n, rank, e);
-    KEEP(rc, MPIX_Put_signal(src, n, MPI_INT, t, 0, n, MPI_INT, rctr[t], rcw));
+    fill_pat(src, n, rank, e);
+    KEEP_RC(rc, MPIX_Put_signal(src, n, MPI_INT, t, 0, n, MPI_INT, rctr[t], rcw.win));
     memset(src, 0xff, (size_t)n * sizeof(int));
-    KEEP(rc, consume(rctr[rank], 1, rcw));
-    int there = is_pat(rcbuf, n, o, e);
+    KEEP_RC(rc, consume(rctr[rank], 1, rcw.win));
+    int there = is_pat(rcw.buf, n, o, e);
     ok(rc_ok(rc, "MPIX_Put_signal round") && there,
        "MPIX_Put_signal of %d B, no epoch: the data is in the window when the sync-object "
        "request has seen the bump (source reused at once)", (int)(n * sizeof(int)));
@@ -365,21 +300,21 @@ static void remote_iput_signal(int n)
 {
     int e = next_e++, rc = MPI_SUCCESS, t = right(), o = left();
     int *src = xmalloc((size_t)n * sizeof(int));
-    fill(src, n, rank, e);
+    fill_pat(src, n, rank, e);
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Status st;
-    KEEP(rc, MPIX_Iput_signal(src, n, MPI_INT, t, 0, n, MPI_INT, rctr[t], rcw, &req));
-    KEEP(rc, MPI_Wait(&req, &st));
+    KEEP_RC(rc, MPIX_Iput_signal(src, n, MPI_INT, t, 0, n, MPI_INT, rctr[t], rcw.win, &req));
+    KEEP_RC(rc, MPI_Wait(&req, &st));
     int empty = status_empty(&st, "MPIX_Iput_signal");
     token_exchange(TAG_TOKEN);
-    int there = is_pat(rcbuf, n, o, e);
-    long long bumps = sync_value(rctr[rank], rcw);
+    int there = is_pat(rcw.buf, n, o, e);
+    long long bumps = sync_value(rctr[rank], rcw.win);
     ok(rc_ok(rc, "MPIX_Iput_signal round") && empty && there,
        "MPIX_Iput_signal of %d B: the data is in the window when the origin's MPI_Wait has "
        "returned", (int)(n * sizeof(int)));
     is_int(bumps, 1, "MPIX_Iput_signal of %d B: the bump is applied when the origin's MPI_Wait "
                      "has returned", (int)(n * sizeof(int)));
-    consume(rctr[rank], 1, rcw);
+    consume(rctr[rank], 1, rcw.win);
     free(src);
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -400,23 +335,23 @@ static void iget(int kind)
         gotv[i] = -1;
     MPI_Request req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 
-    KEEP(rc, open_epoch(kind, w.win, &t, 1, &o, 1));
-    KEEP(rc, MPI_Iget(got, K, MPI_INT, t, src_at(), K, MPI_INT, w.win, &req[0]));
+    KEEP_RC(rc, open_epoch(kind, w.win, &t, 1, &o, 1));
+    KEEP_RC(rc, MPI_Iget(got, K, MPI_INT, t, src_at(), K, MPI_INT, w.win, &req[0]));
     /* target side a vector: the even ints of t's source; origin side a vector: t's first K/2
      * ints into my even slots. The types are freed before the requests complete. */
-    KEEP(rc, MPI_Iget(gotv, K / 2, MPI_INT, t, src_at(), 1, vec, w.win, &req[1]));
-    KEEP(rc, MPI_Iget(gotv2, 1, ovec, t, src_at(), K / 2, MPI_INT, w.win, &req[2]));
+    KEEP_RC(rc, MPI_Iget(gotv, K / 2, MPI_INT, t, src_at(), 1, vec, w.win, &req[1]));
+    KEEP_RC(rc, MPI_Iget(gotv2, 1, ovec, t, src_at(), K / 2, MPI_INT, w.win, &req[2]));
     MPI_Type_free(&vec);
     MPI_Type_free(&ovec);
-    KEEP(rc, MPI_Wait(&req[0], MPI_STATUS_IGNORE));
+    KEEP_RC(rc, MPI_Wait(&req[0], MPI_STATUS_IGNORE));
     int contig = is_pat(got, K, t, SRC_E);
-    KEEP(rc, MPI_Waitall(2, &req[1], MPI_STATUSES_IGNORE));
+    KEEP_RC(rc, MPI_Waitall(2, &req[1], MPI_STATUSES_IGNORE));
     int vbad = 0;
     for (int i = 0; i < K / 2; i++) {
         vbad += gotv[i] != pat(t, 2 * i, SRC_E);
         vbad += gotv2[2 * i] != pat(t, i, SRC_E) || gotv2[2 * i + 1] != -1;
     }
-    KEEP(rc, close_epoch(kind, w.win, &t, 1, 1));
+    KEEP_RC(rc, close_epoch(kind, w.win, &t, 1, 1));
     ok(rc_ok(rc, "MPI_Iget round") && contig,
        "%s epoch: contiguous MPI_Iget's data is there when MPI_Wait returns", epoch_name[kind]);
     is_int(vbad, 0, "%s epoch: MPI_Iget with a vector target type and with a vector origin type "
@@ -435,13 +370,13 @@ static void iaccumulate(int kind)
         add[i] = (rank + 1) * (i + 1);
     MPI_Request req[2];
     /* Rank 0 exposes its window to everybody, itself included; everybody accesses rank 0. */
-    KEEP(rc, open_epoch(kind, w.win, &zero, 1, all, rank == 0 ? na : 0));
-    KEEP(rc, MPI_Iaccumulate(add, K, MPI_INT, 0, acc_at(kind), K, MPI_INT, MPI_SUM, w.win,
-                             &req[0]));
-    KEEP(rc, MPI_Iaccumulate(add, K, MPI_INT, 0, acc_at(kind), K, MPI_INT, MPI_SUM, w.win,
-                             &req[1]));
-    KEEP(rc, MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
-    KEEP(rc, close_epoch(kind, w.win, &zero, 1, rank == 0 ? na : 0));
+    KEEP_RC(rc, open_epoch(kind, w.win, &zero, 1, all, rank == 0 ? na : 0));
+    KEEP_RC(rc, MPI_Iaccumulate(add, K, MPI_INT, 0, acc_at(kind), K, MPI_INT, MPI_SUM, w.win,
+                                &req[0]));
+    KEEP_RC(rc, MPI_Iaccumulate(add, K, MPI_INT, 0, acc_at(kind), K, MPI_INT, MPI_SUM, w.win,
+                                &req[1]));
+    KEEP_RC(rc, MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+    KEEP_RC(rc, close_epoch(kind, w.win, &zero, 1, rank == 0 ? na : 0));
     ok(rc_ok(rc, "MPI_Iaccumulate round"), "%s epoch: two MPI_Iaccumulates to rank 0, waited for",
        epoch_name[kind]);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -467,21 +402,21 @@ static void mixed(int kind, int how)
     const char *en = epoch_name[kind], *hn = how_name[how];
     int e = next_e++, rc = MPI_SUCCESS, t = right(), o = left(), once = 0;
     int src[K], out[K], in_l[K], in_r[K], got[K];
-    fill(src, K, rank, e);
-    fill(out, K, rank, e + 1);
+    fill_pat(src, K, rank, e);
+    fill_pat(out, K, rank, e + 1);
     for (int i = 0; i < K; i++)
         in_l[i] = in_r[i] = got[i] = -1;
     MPI_Request req[6];
     MPI_Status st[6];
     const int tag_r = TAG_MIXED, tag_l = TAG_MIXED + 1; /* to the right, to the left */
-    KEEP(rc, open_epoch(kind, w.win, &t, 1, &o, 1));
-    KEEP(rc, MPI_Irecv(in_l, K, MPI_INT, o, tag_r, MPI_COMM_WORLD, &req[0]));
-    KEEP(rc, MPI_Iput(src, K, MPI_INT, t, region_at(rank), K, MPI_INT, w.win, &req[1]));
-    KEEP(rc, MPI_Isend(out, K, MPI_INT, t, tag_r, MPI_COMM_WORLD, &req[2]));
-    KEEP(rc, MPI_Iget(got, K, MPI_INT, t, src_at(), K, MPI_INT, w.win, &req[3]));
-    KEEP(rc, MPI_Irecv(in_r, K, MPI_INT, t, tag_l, MPI_COMM_WORLD, &req[4]));
-    KEEP(rc, MPI_Isend(out, K, MPI_INT, o, tag_l, MPI_COMM_WORLD, &req[5]));
-    KEEP(rc, complete(how, 6, req, st, &once));
+    KEEP_RC(rc, open_epoch(kind, w.win, &t, 1, &o, 1));
+    KEEP_RC(rc, MPI_Irecv(in_l, K, MPI_INT, o, tag_r, MPI_COMM_WORLD, &req[0]));
+    KEEP_RC(rc, MPI_Iput(src, K, MPI_INT, t, region_at(rank), K, MPI_INT, w.win, &req[1]));
+    KEEP_RC(rc, MPI_Isend(out, K, MPI_INT, t, tag_r, MPI_COMM_WORLD, &req[2]));
+    KEEP_RC(rc, MPI_Iget(got, K, MPI_INT, t, src_at(), K, MPI_INT, w.win, &req[3]));
+    KEEP_RC(rc, MPI_Irecv(in_r, K, MPI_INT, t, tag_l, MPI_COMM_WORLD, &req[4]));
+    KEEP_RC(rc, MPI_Isend(out, K, MPI_INT, o, tag_l, MPI_COMM_WORLD, &req[5]));
+    KEEP_RC(rc, complete(how, 6, req, st, &once));
 
     int n0 = -1, n4 = -1;
     MPI_Get_count(&st[0], MPI_INT, &n0);
@@ -514,17 +449,17 @@ static void mixed(int kind, int how)
 static void request_free(int kind)
 {
     int e = next_e++, rc = MPI_SUCCESS, t = right(), o = left(), src[K], got[K];
-    fill(src, K, rank, e);
+    fill_pat(src, K, rank, e);
     for (int i = 0; i < K; i++)
         got[i] = -1;
     MPI_Request req[2];
-    KEEP(rc, open_epoch(kind, w.win, &t, 1, &o, 1));
-    KEEP(rc, MPI_Iput(src, K, MPI_INT, t, region_at(rank), K, MPI_INT, w.win, &req[0]));
-    KEEP(rc, MPI_Iget(got, K, MPI_INT, t, src_at(), K, MPI_INT, w.win, &req[1]));
-    KEEP(rc, MPI_Request_free(&req[0]));
-    KEEP(rc, MPI_Request_free(&req[1]));
+    KEEP_RC(rc, open_epoch(kind, w.win, &t, 1, &o, 1));
+    KEEP_RC(rc, MPI_Iput(src, K, MPI_INT, t, region_at(rank), K, MPI_INT, w.win, &req[0]));
+    KEEP_RC(rc, MPI_Iget(got, K, MPI_INT, t, src_at(), K, MPI_INT, w.win, &req[1]));
+    KEEP_RC(rc, MPI_Request_free(&req[0]));
+    KEEP_RC(rc, MPI_Request_free(&req[1]));
     int nulled = req[0] == MPI_REQUEST_NULL && req[1] == MPI_REQUEST_NULL;
-    KEEP(rc, close_epoch(kind, w.win, &t, 1, 1));
+    KEEP_RC(rc, close_epoch(kind, w.win, &t, 1, 1));
     ok(rc_ok(rc, "round") && nulled && is_pat(got, K, t, SRC_E),
        "%s epoch: MPI_Request_free of an active MPI_Iget: its data is there after the epoch",
        epoch_name[kind]);
@@ -548,28 +483,28 @@ static void under_sync_ops(int n, int round)
 {
     int e = next_e++, rc = MPI_SUCCESS, t = right(), o = left();
     int *src = xmalloc((size_t)2 * n * sizeof(int));
-    fill(src, 2 * n, rank, e);
+    fill_pat(src, 2 * n, rank, e);
     MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL, r[3];
-    KEEP(rc, MPI_Win_sync_ops_init(t, MPI_MODE_WIN_PUT, rctr[t], rcw, MPI_INFO_NULL, &ops));
-    KEEP(rc, MPI_Win_sync_object_init(rctr[rank], 1, rcw, MPI_INFO_NULL, &obj));
-    KEEP(rc, MPI_Start(&ops));
-    KEEP(rc, MPI_Iput(src, n, MPI_INT, t, 0, n, MPI_INT, rcw, &r[0]));
+    KEEP_RC(rc, MPI_Win_sync_ops_init(t, MPI_MODE_WIN_PUT, rctr[t], rcw.win, MPI_INFO_NULL, &ops));
+    KEEP_RC(rc, MPI_Win_sync_object_init(rctr[rank], 1, rcw.win, MPI_INFO_NULL, &obj));
+    KEEP_RC(rc, MPI_Start(&ops));
+    KEEP_RC(rc, MPI_Iput(src, n, MPI_INT, t, 0, n, MPI_INT, rcw.win, &r[0]));
     if (round == 1) {
-        KEEP(rc, MPI_Wait(&r[0], MPI_STATUS_IGNORE));
-        KEEP(rc, MPI_Iput(src + n, n, MPI_INT, t, n, n, MPI_INT, rcw, &r[1]));
-        KEEP(rc, MPI_Wait(&ops, MPI_STATUS_IGNORE));
-        KEEP(rc, MPI_Wait(&r[1], MPI_STATUS_IGNORE));
+        KEEP_RC(rc, MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+        KEEP_RC(rc, MPI_Iput(src + n, n, MPI_INT, t, n, n, MPI_INT, rcw.win, &r[1]));
+        KEEP_RC(rc, MPI_Wait(&ops, MPI_STATUS_IGNORE));
+        KEEP_RC(rc, MPI_Wait(&r[1], MPI_STATUS_IGNORE));
     } else {
-        KEEP(rc, MPI_Iput(src + n, n, MPI_INT, t, n, n, MPI_INT, rcw, &r[1]));
+        KEEP_RC(rc, MPI_Iput(src + n, n, MPI_INT, t, n, n, MPI_INT, rcw.win, &r[1]));
         r[2] = ops;
-        KEEP(rc, MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+        KEEP_RC(rc, MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
         ops = r[2]; /* persistent: the handle stays */
     }
     ok(rc_ok(rc, "sync-ops round"), "sync-ops round %d, %d B MPI_Iputs: every call and completion "
                                     "succeeds", round, (int)(n * sizeof(int)));
-    KEEP(rc, MPI_Start(&obj));
-    KEEP(rc, MPI_Wait(&obj, MPI_STATUS_IGNORE));
-    ok(rc_ok(rc, "sync-object request") && is_pat(rcbuf, 2 * n, o, e),
+    KEEP_RC(rc, MPI_Start(&obj));
+    KEEP_RC(rc, MPI_Wait(&obj, MPI_STATUS_IGNORE));
+    ok(rc_ok(rc, "sync-object request") && is_pat(rcw.buf, 2 * n, o, e),
        "sync-ops round %d: both MPI_Iputs are in my window once my sync-object request has seen "
        "the bump", round);
     MPI_Request_free(&ops);
@@ -625,7 +560,7 @@ static void pipeline(int round)
     MPI_Win_set_errhandler(pw, MPI_ERRORS_RETURN);
     MPI_Sync c = MPIX_SYNC_NULL;
     if (rank == cons)
-        KEEP(rc, MPI_Win_Sync_alloc_objects(1, &c, pw, MPI_INFO_NULL));
+        KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, pw, MPI_INFO_NULL));
     MPI_Bcast(&c, 1, MPI_Handle_sync, cons, MPI_COMM_WORLD);
 
     if (rank == prod) {
@@ -639,44 +574,39 @@ static void pipeline(int round)
             const int *from = src + (size_t)ch * CHUNK;
             MPI_Aint at = (MPI_Aint)ch * CHUNK;
             if (round == 1) {
-                KEEP(rc, MPIX_Put_signal(from, CHUNK, MPI_INT, cons, at, CHUNK, MPI_INT, c, pw));
+                KEEP_RC(rc, MPIX_Put_signal(from, CHUNK, MPI_INT, cons, at, CHUNK, MPI_INT, c, pw));
             } else {
                 int slot = ch;
                 if (ch >= IN_FLIGHT)
-                    KEEP(rc, MPI_Waitany(IN_FLIGHT, fly, &slot, MPI_STATUS_IGNORE));
+                    KEEP_RC(rc, MPI_Waitany(IN_FLIGHT, fly, &slot, MPI_STATUS_IGNORE));
                 if (slot < 0 || slot >= IN_FLIGHT) {
                     diag("MPI_Waitany over %d active requests reported index %d", IN_FLIGHT,
                          slot);
-                    KEEP(rc, MPI_ERR_OTHER);
+                    KEEP_RC(rc, MPI_ERR_OTHER);
                     break;
                 }
-                KEEP(rc, MPIX_Iput_signal(from, CHUNK, MPI_INT, cons, at, CHUNK, MPI_INT, c, pw,
-                                          &fly[slot]));
+                KEEP_RC(rc, MPIX_Iput_signal(from, CHUNK, MPI_INT, cons, at, CHUNK, MPI_INT, c, pw,
+                                             &fly[slot]));
             }
         }
-        KEEP(rc, MPI_Waitall(IN_FLIGHT, fly, MPI_STATUSES_IGNORE));
+        KEEP_RC(rc, MPI_Waitall(IN_FLIGHT, fly, MPI_STATUSES_IGNORE));
         ok(rc_ok(rc, "producer"), "pipeline %d: %d chunks of %d KiB sent with %s", round, CHUNKS,
            (int)(CHUNK * sizeof(int) / 1024), round == 1 ? "MPIX_Put_signal" : "MPIX_Iput_signal");
         free(src);
     }
     if (rank == cons) {
         MPI_Request obj = MPI_REQUEST_NULL;
-        MPI_Info info = MPI_INFO_NULL;
-        if (round == 2) {
-            MPI_Info_create(&info);
-            MPI_Info_set(info, MPIX_INFO_SYNC_AUTO_RESTART, "true");
-        }
-        KEEP(rc, MPI_Win_sync_object_init(c, 1, pw, info, &obj));
-        if (info != MPI_INFO_NULL)
-            MPI_Info_free(&info);
+        MPI_Info info = info_true(round == 2 ? MPIX_INFO_SYNC_AUTO_RESTART : NULL);
+        KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, pw, info, &obj));
+        info_free(&info);
         char done[CHUNKS] = {0};
         int seen = 0, late = -1, late_seen = 0;
         if (round == 2)
-            KEEP(rc, MPI_Start(&obj));
+            KEEP_RC(rc, MPI_Start(&obj));
         for (int k = 1; k <= CHUNKS && rc == MPI_SUCCESS; k++) {
             if (round == 1)
-                KEEP(rc, MPI_Start(&obj));
-            KEEP(rc, MPI_Wait(&obj, MPI_STATUS_IGNORE));
+                KEEP_RC(rc, MPI_Start(&obj));
+            KEEP_RC(rc, MPI_Wait(&obj, MPI_STATUS_IGNORE));
             seen += scan_chunks(buf, done, round);
             if (seen < k && late < 0) {
                 late = k;
@@ -686,15 +616,15 @@ static void pipeline(int round)
         if (late >= 0)
             diag("after bump %d only %d chunks were complete", late, late_seen);
         if (round == 2) { /* end the cycle: the request is armed again */
-            KEEP(rc, MPI_Cancel(&obj));
-            KEEP(rc, MPI_Wait(&obj, MPI_STATUS_IGNORE));
+            KEEP_RC(rc, MPI_Cancel(&obj));
+            KEEP_RC(rc, MPI_Wait(&obj, MPI_STATUS_IGNORE));
         }
-        KEEP(rc, MPI_Request_free(&obj));
+        KEEP_RC(rc, MPI_Request_free(&obj));
         ok(rc_ok(rc, "consumer") && late < 0 && seen == CHUNKS,
            "pipeline %d: after each bump, one more chunk of the 4 MiB is complete (%s)", round,
            round == 1 ? "count-1 request restarted per chunk" : "MPIX_INFO_SYNC_AUTO_RESTART");
         is_int(sync_value(c, pw), 0, "pipeline %d: no bump left over", round);
-        KEEP(rc, MPI_Win_Sync_free_objects(1, &c, pw));
+        KEEP_RC(rc, MPI_Win_Sync_free_objects(1, &c, pw));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     int frc = MPI_Win_free(&pw);
@@ -707,11 +637,7 @@ static void pipeline(int round)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    if (nprocs > 64) {
-        if (rank == 0)
-            fprintf(stderr, "at most 64 ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    test_max_ranks(64);
     const int prod = 0, cons = nprocs - 1;
     int plan = N_EPOCHS * N_HOWS * 3  /* outstanding */
                + N_EPOCHS * 2 + 2 + 4 /* remote completion */
@@ -728,18 +654,11 @@ int main(int argc, char **argv)
         plan += 2 * 3;
     tap_plan(plan);
 
-    iwin_create(&w, (size_t)(nprocs + 1 + N_EPOCHS) * K);
-    MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
-    fill(w.buf + src_at(), K, rank, SRC_E);
-    MPI_Alloc_mem((MPI_Aint)BIG_INTS * (MPI_Aint)sizeof(int), MPI_INFO_NULL, &rcbuf);
-    memset(rcbuf, 0, (size_t)BIG_INTS * sizeof(int));
-    MPI_Win_create(rcbuf, (MPI_Aint)BIG_INTS * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
-                   MPI_COMM_WORLD, &rcw);
-    MPI_Win_set_errhandler(rcw, MPI_ERRORS_RETURN);
-    MPI_Sync mine = MPIX_SYNC_NULL;
-    rctr = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    MPI_Win_Sync_alloc_objects(1, &mine, rcw, MPI_INFO_NULL);
-    MPI_Allgather(&mine, 1, MPI_Handle_sync, rctr, 1, MPI_Handle_sync, MPI_COMM_WORLD);
+    swin_create(&w, (size_t)(nprocs + 1 + N_EPOCHS) * K);
+    fill_pat(w.buf + src_at(), K, rank, SRC_E);
+    swin_create(&rcw, BIG_INTS);
+    MPI_Sync mine;
+    shared_counter_alloc(rcw.win, &mine, &rctr);
     MPI_Barrier(MPI_COMM_WORLD); /* every window initialized before anybody accesses it */
 
     for (int kind = 0; kind < N_EPOCHS; kind++)
@@ -767,11 +686,8 @@ int main(int argc, char **argv)
     pipeline(1);
     pipeline(2);
 
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &mine, rcw);
-    free(rctr);
-    MPI_Win_free(&rcw);
-    MPI_Free_mem(rcbuf);
+    shared_counter_free(rcw.win, &mine, rctr);
+    iwin_free(&rcw);
     iwin_free(&w);
     return test_done();
 }

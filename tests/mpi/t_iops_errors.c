@@ -10,8 +10,8 @@
  *
  * Every rank makes the same mistakes towards its right neighbour; valid operations put into the
  * region of the window that belongs to the origin. Not checked: a native (non-flexrma) window. */
-#include "common.h"
-#include "flexrma.h"
+#include "errors_common.h"
+#include "sync_common.h"
 
 #define K 16
 #define BAD 0x7777 /* what an erroneous call would write */
@@ -27,34 +27,16 @@ static void count_errors(MPI_Win *win, int *code, ...)
     handler_calls++;
 }
 
-static const struct { int cls; const char *name; } class_names[] = {
-    {MPI_SUCCESS, "MPI_SUCCESS"}, {MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC"},
-    {MPI_ERR_RANK, "MPI_ERR_RANK"}, {MPI_ERR_RMA_RANGE, "MPI_ERR_RMA_RANGE"},
-    {MPI_ERR_COUNT, "MPI_ERR_COUNT"}, {MPI_ERR_TYPE, "MPI_ERR_TYPE"}, {MPI_ERR_OP, "MPI_ERR_OP"},
-    {MPI_ERR_ARG, "MPI_ERR_ARG"}, {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"},
-    {MPI_ERR_WIN, "MPI_ERR_WIN"}, {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
-};
-
-static const char *class_name(int cls)
-{
-    for (size_t i = 0; i < sizeof class_names / sizeof *class_names; i++)
-        if (class_names[i].cls == cls)
-            return class_names[i].name;
-    return "another class";
-}
-
 /* One test: call returned an error of class cls (or MPI_SUCCESS), raised through the window's
  * handler exactly once (never for MPI_SUCCESS), and *req (when given) is still
- * MPI_REQUEST_NULL. */
-#define expect(cls, what, call) expect_at(__LINE__, (call), (cls), NULL, (what))
-#define expect_req(cls, what, req, call) expect_at(__LINE__, (call), (cls), (req), (what))
-static int expect_at(int line, int rc, int cls, const MPI_Request *req, const char *what)
+ * MPI_REQUEST_NULL. (errors_common.h's expect() checks the class only.) */
+#define raised(cls, what, call) raised_at(__LINE__, (call), (cls), NULL, (what))
+#define raised_req(cls, what, req, call) raised_at(__LINE__, (call), (cls), (req), (what))
+static int raised_at(int line, int rc, int cls, const MPI_Request *req, const char *what)
 {
     static int calls_before;
-    int got = MPI_SUCCESS, calls = handler_calls - calls_before;
+    int got = error_class(rc), calls = handler_calls - calls_before;
     calls_before = handler_calls;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &got);
     int want_calls = cls == MPI_SUCCESS ? 0 : 1;
     int unchanged = !req || *req == MPI_REQUEST_NULL;
     int pass = tap_ok_at(__FILE__, line, got == cls && calls == want_calls && unchanged,
@@ -97,78 +79,78 @@ static void argument_errors(void)
 
 #define R (req = MPI_REQUEST_NULL, &req)
     /* bad target rank */
-    expect_req(MPI_ERR_RANK, "MPI_Iput to rank nprocs", &req,
+    raised_req(MPI_ERR_RANK, "MPI_Iput to rank nprocs", &req,
                MPI_Iput(bad, 1, MPI_INT, big, 0, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RANK, "MPI_Iget from rank -5", &req,
+    raised_req(MPI_ERR_RANK, "MPI_Iget from rank -5", &req,
                MPI_Iget(got, 1, MPI_INT, -5, 0, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RANK, "MPI_Iaccumulate to rank nprocs", &req,
+    raised_req(MPI_ERR_RANK, "MPI_Iaccumulate to rank nprocs", &req,
                MPI_Iaccumulate(bad, 1, MPI_INT, big, 0, 1, MPI_INT, MPI_SUM, w.win, R));
-    expect(MPI_ERR_RANK, "MPIX_Put_signal to rank nprocs",
+    raised(MPI_ERR_RANK, "MPIX_Put_signal to rank nprocs",
            MPIX_Put_signal(bad, 1, MPI_INT, big, 0, 1, MPI_INT, ctr[t], w.win));
-    expect_req(MPI_ERR_RANK, "MPIX_Iput_signal to rank nprocs", &req,
+    raised_req(MPI_ERR_RANK, "MPIX_Iput_signal to rank nprocs", &req,
                MPIX_Iput_signal(bad, 1, MPI_INT, big, 0, 1, MPI_INT, ctr[t], w.win, R));
     /* bad rank and bad count: the rank is checked first */
-    expect_req(MPI_ERR_RANK, "MPI_Iput to rank nprocs with count -1 (rank checked first)", &req,
+    raised_req(MPI_ERR_RANK, "MPI_Iput to rank nprocs with count -1 (rank checked first)", &req,
                MPI_Iput(bad, -1, MPI_INT, big, 0, -1, MPI_INT, w.win, R));
 
     /* the target range leaves the window (K ints per region, nprocs * K in all) */
     const MPI_Aint end = (MPI_Aint)nprocs * K;
-    expect_req(MPI_ERR_RMA_RANGE, "MPI_Iput of 2 ints at the window's last int", &req,
+    raised_req(MPI_ERR_RMA_RANGE, "MPI_Iput of 2 ints at the window's last int", &req,
                MPI_Iput(bad, 2, MPI_INT, t, end - 1, 2, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RMA_RANGE, "MPI_Iget of 1 int just past the window", &req,
+    raised_req(MPI_ERR_RMA_RANGE, "MPI_Iget of 1 int just past the window", &req,
                MPI_Iget(got, 1, MPI_INT, t, end, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RMA_RANGE, "MPI_Iaccumulate of K ints past the window", &req,
+    raised_req(MPI_ERR_RMA_RANGE, "MPI_Iaccumulate of K ints past the window", &req,
                MPI_Iaccumulate(bad, K, MPI_INT, t, end - K + 1, K, MPI_INT, MPI_SUM, w.win, R));
-    expect(MPI_ERR_RMA_RANGE, "MPIX_Put_signal of 2 ints at the window's last int",
+    raised(MPI_ERR_RMA_RANGE, "MPIX_Put_signal of 2 ints at the window's last int",
            MPIX_Put_signal(bad, 2, MPI_INT, t, end - 1, 2, MPI_INT, ctr[t], w.win));
-    expect_req(MPI_ERR_RMA_RANGE, "MPIX_Iput_signal of 1 int just past the window", &req,
+    raised_req(MPI_ERR_RMA_RANGE, "MPIX_Iput_signal of 1 int just past the window", &req,
                MPIX_Iput_signal(bad, 1, MPI_INT, t, end, 1, MPI_INT, ctr[t], w.win, R));
 
     /* negative counts */
-    expect_req(MPI_ERR_COUNT, "MPI_Iput with origin count -1", &req,
+    raised_req(MPI_ERR_COUNT, "MPI_Iput with origin count -1", &req,
                MPI_Iput(bad, -1, MPI_INT, t, 0, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_COUNT, "MPI_Iget with target count -1", &req,
+    raised_req(MPI_ERR_COUNT, "MPI_Iget with target count -1", &req,
                MPI_Iget(got, 1, MPI_INT, t, 0, -1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_COUNT, "MPI_Iaccumulate with origin count -3", &req,
+    raised_req(MPI_ERR_COUNT, "MPI_Iaccumulate with origin count -3", &req,
                MPI_Iaccumulate(bad, -3, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM, w.win, R));
-    expect(MPI_ERR_COUNT, "MPIX_Put_signal with target count -1",
+    raised(MPI_ERR_COUNT, "MPIX_Put_signal with target count -1",
            MPIX_Put_signal(bad, 1, MPI_INT, t, 0, -1, MPI_INT, ctr[t], w.win));
-    expect_req(MPI_ERR_COUNT, "MPIX_Iput_signal with origin count -1", &req,
+    raised_req(MPI_ERR_COUNT, "MPIX_Iput_signal with origin count -1", &req,
                MPIX_Iput_signal(bad, -1, MPI_INT, t, 0, 1, MPI_INT, ctr[t], w.win, R));
 
     /* a NULL request pointer */
-    expect(MPI_ERR_ARG, "MPI_Iput with a NULL request pointer",
+    raised(MPI_ERR_ARG, "MPI_Iput with a NULL request pointer",
            MPI_Iput(bad, 1, MPI_INT, t, 0, 1, MPI_INT, w.win, NULL));
-    expect(MPI_ERR_ARG, "MPI_Iget with a NULL request pointer",
+    raised(MPI_ERR_ARG, "MPI_Iget with a NULL request pointer",
            MPI_Iget(got, 1, MPI_INT, t, 0, 1, MPI_INT, w.win, NULL));
-    expect(MPI_ERR_ARG, "MPIX_Iput_signal with a NULL request pointer",
+    raised(MPI_ERR_ARG, "MPIX_Iput_signal with a NULL request pointer",
            MPIX_Iput_signal(bad, 1, MPI_INT, t, 0, 1, MPI_INT, ctr[t], w.win, NULL));
 
     /* accumulate: an operation that does not apply to the type */
-    expect_req(MPI_ERR_OP, "MPI_Iaccumulate with MPI_MAXLOC on MPI_INT", &req,
+    raised_req(MPI_ERR_OP, "MPI_Iaccumulate with MPI_MAXLOC on MPI_INT", &req,
                MPI_Iaccumulate(bad, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_MAXLOC, w.win, R));
     /* mismatching sizes */
-    expect_req(MPI_ERR_TYPE, "MPI_Iput of 2 ints into 1 int", &req,
+    raised_req(MPI_ERR_TYPE, "MPI_Iput of 2 ints into 1 int", &req,
                MPI_Iput(bad, 2, MPI_INT, t, 0, 1, MPI_INT, w.win, R));
 
     /* the counter of a put with signal must be owned by the target */
     int rc = MPIX_Put_signal(bad, 1, MPI_INT, t, 0, 1, MPI_INT, ctr[rank], w.win);
-    expect(MPI_ERR_ARG, "MPIX_Put_signal with my own counter to my right neighbour", rc);
+    raised(MPI_ERR_ARG, "MPIX_Put_signal with my own counter to my right neighbour", rc);
     char s[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     MPI_Error_string(rc, s, &len);
     if (!ok(strncmp(s, "flexrma:", 8) == 0, "its error string starts with flexrma:"))
         diag("MPI_Error_string: %s", s);
-    expect_req(MPI_ERR_ARG, "MPIX_Iput_signal with my left neighbour's counter to my right "
+    raised_req(MPI_ERR_ARG, "MPIX_Iput_signal with my left neighbour's counter to my right "
                             "neighbour (with 2 ranks they are one: then my own counter)", &req,
                MPIX_Iput_signal(bad, 1, MPI_INT, t, 0, 1, MPI_INT,
                                 ctr[left() == t ? rank : left()], w.win, R));
-    expect(MPI_ERR_ARG, "MPIX_Put_signal with MPIX_SYNC_NULL",
+    raised(MPI_ERR_ARG, "MPIX_Put_signal with MPIX_SYNC_NULL",
            MPIX_Put_signal(bad, 1, MPI_INT, t, 0, 1, MPI_INT, MPIX_SYNC_NULL, w.win));
 
     /* MPI_PROC_NULL: nothing happens, and the request is complete at once */
     int flag = 0;
-    expect(MPI_SUCCESS, "MPI_Iput to MPI_PROC_NULL",
+    raised(MPI_SUCCESS, "MPI_Iput to MPI_PROC_NULL",
            MPI_Iput(bad, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, w.win, R));
     MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
     ok(flag && req == MPI_REQUEST_NULL, "the request of MPI_Iput to MPI_PROC_NULL is complete");
@@ -180,7 +162,7 @@ static void argument_errors(void)
     rc = MPI_Iput(src, K, MPI_INT, t, (MPI_Aint)rank * K, K, MPI_INT, w.win, R);
     if (rc == MPI_SUCCESS)
         rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-    expect(MPI_SUCCESS, "a valid MPI_Iput after the errors, in the same fence epoch", rc);
+    raised(MPI_SUCCESS, "a valid MPI_Iput after the errors, in the same fence epoch", rc);
     MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win);
 #undef R
     MPI_Barrier(MPI_COMM_WORLD);
@@ -202,20 +184,20 @@ static void epoch_errors(void)
         bad[i] = BAD;
 #define R (req = MPI_REQUEST_NULL, &req)
     /* no epoch at all (the last fence had MPI_MODE_NOSUCCEED) */
-    expect_req(MPI_ERR_RMA_SYNC, "MPI_Iput outside any epoch", &req,
+    raised_req(MPI_ERR_RMA_SYNC, "MPI_Iput outside any epoch", &req,
                MPI_Iput(bad, 1, MPI_INT, t, 0, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RMA_SYNC, "MPI_Iget outside any epoch", &req,
+    raised_req(MPI_ERR_RMA_SYNC, "MPI_Iget outside any epoch", &req,
                MPI_Iget(got, 1, MPI_INT, t, 0, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RMA_SYNC, "MPI_Iaccumulate outside any epoch", &req,
+    raised_req(MPI_ERR_RMA_SYNC, "MPI_Iaccumulate outside any epoch", &req,
                MPI_Iaccumulate(bad, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM, w.win, R));
 
     /* PSCW: a target outside the start group (myself: the group is my right neighbour) */
     MPI_Group gt = world_subgroup(&t, 1), go = world_subgroup(&o, 1);
     MPI_Win_post(go, 0, w.win);
     MPI_Win_start(gt, 0, w.win);
-    expect_req(MPI_ERR_RMA_SYNC, "MPI_Iput to a rank outside the MPI_Win_start group", &req,
+    raised_req(MPI_ERR_RMA_SYNC, "MPI_Iput to a rank outside the MPI_Win_start group", &req,
                MPI_Iput(bad, 1, MPI_INT, rank, 0, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RMA_SYNC, "MPI_Iget from a rank outside the MPI_Win_start group", &req,
+    raised_req(MPI_ERR_RMA_SYNC, "MPI_Iget from a rank outside the MPI_Win_start group", &req,
                MPI_Iget(got, 1, MPI_INT, rank, 0, 1, MPI_INT, w.win, R));
     MPI_Win_complete(w.win);
     MPI_Win_wait(w.win);
@@ -224,9 +206,9 @@ static void epoch_errors(void)
 
     /* lock: a target not locked (myself) */
     MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w.win);
-    expect_req(MPI_ERR_RMA_SYNC, "MPI_Iput to a rank not locked, while another is", &req,
+    raised_req(MPI_ERR_RMA_SYNC, "MPI_Iput to a rank not locked, while another is", &req,
                MPI_Iput(bad, 1, MPI_INT, rank, 0, 1, MPI_INT, w.win, R));
-    expect_req(MPI_ERR_RMA_SYNC, "MPI_Iaccumulate to a rank not locked, while another is", &req,
+    raised_req(MPI_ERR_RMA_SYNC, "MPI_Iaccumulate to a rank not locked, while another is", &req,
                MPI_Iaccumulate(bad, 1, MPI_INT, rank, 0, 1, MPI_INT, MPI_SUM, w.win, R));
     MPI_Win_unlock(t, w.win);
 #undef R
@@ -254,14 +236,14 @@ static void cancel(void)
     rc = MPI_Iput(src, K, MPI_INT, t, (MPI_Aint)rank * K, K, MPI_INT, w.win, &req[0]);
     if (rc == MPI_SUCCESS)
         rc = MPI_Iget(got, K, MPI_INT, t, (MPI_Aint)t * K, K, MPI_INT, w.win, &req[1]);
-    expect(MPI_SUCCESS, "MPI_Iput and MPI_Iget in a lock epoch", rc);
-    expect(MPI_ERR_REQUEST, "MPI_Cancel of an active MPI_Iput request", MPI_Cancel(&req[0]));
-    expect(MPI_ERR_REQUEST, "MPI_Cancel of an active MPI_Iget request", MPI_Cancel(&req[1]));
+    raised(MPI_SUCCESS, "MPI_Iput and MPI_Iget in a lock epoch", rc);
+    raised(MPI_ERR_REQUEST, "MPI_Cancel of an active MPI_Iput request", MPI_Cancel(&req[0]));
+    raised(MPI_ERR_REQUEST, "MPI_Cancel of an active MPI_Iget request", MPI_Cancel(&req[1]));
     rc = MPI_Waitall(2, req, st);
     int c0 = 1, c1 = 1;
     MPI_Test_cancelled(&st[0], &c0);
     MPI_Test_cancelled(&st[1], &c1);
-    expect(MPI_SUCCESS, "MPI_Waitall on them after the failed cancels", rc);
+    raised(MPI_SUCCESS, "MPI_Waitall on them after the failed cancels", rc);
     MPI_Win_unlock(t, w.win);
     /* The get read region t of t's window, which nobody writes (rank r puts into region r of
      * other ranks only): zeros. */
@@ -273,20 +255,12 @@ static void cancel(void)
     /* MPIX_Iput_signal: no epoch needed; cancel fails; the bump arrives */
     rc = MPIX_Iput_signal(&one, 1, MPI_INT, t, (MPI_Aint)rank * K, 1, MPI_INT, ctr[t], w.win,
                           &req[2]);
-    expect(MPI_ERR_REQUEST, "MPI_Cancel of an active MPIX_Iput_signal request",
+    raised(MPI_ERR_REQUEST, "MPI_Cancel of an active MPIX_Iput_signal request",
            rc == MPI_SUCCESS ? MPI_Cancel(&req[2]) : rc);
     rc = MPI_Wait(&req[2], MPI_STATUS_IGNORE);
-    /* consume the bump the left neighbour sent me */
-    MPI_Request obj = MPI_REQUEST_NULL;
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_sync_object_init(ctr[rank], 1, w.win, MPI_INFO_NULL, &obj);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Start(&obj);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Wait(&obj, MPI_STATUS_IGNORE);
-    if (obj != MPI_REQUEST_NULL)
-        MPI_Request_free(&obj);
-    expect(MPI_SUCCESS, "MPI_Wait on it after the failed cancel, and the bump arrives", rc);
+    if (rc == MPI_SUCCESS) /* the bump the left neighbour sent me */
+        rc = consume(ctr[rank], 1, w.win);
+    raised(MPI_SUCCESS, "MPI_Wait on it after the failed cancel, and the bump arrives", rc);
     MPI_Barrier(MPI_COMM_WORLD);
     /* the put with signal overwrote the first int of the Iput's data */
     int *mine = xmalloc(w.n * sizeof(int)), bad = 0;
@@ -319,7 +293,7 @@ static void rounds_after(void)
     if (rc == MPI_SUCCESS)
         rc = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
     int rc2 = MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win);
-    expect(MPI_SUCCESS, "a fence round of MPI_Iput and MPI_Iget after the errors",
+    raised(MPI_SUCCESS, "a fence round of MPI_Iput and MPI_Iget after the errors",
            rc != MPI_SUCCESS ? rc : rc2);
     e_of[o] = e;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -331,16 +305,9 @@ static void rounds_after(void)
     for (int i = 0; i < K; i++)
         src[i] = pat(rank, i, e);
     rc = MPIX_Put_signal(src, K, MPI_INT, t, (MPI_Aint)rank * K, K, MPI_INT, ctr[t], w.win);
-    MPI_Request obj = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Win_sync_object_init(ctr[rank], 1, w.win, MPI_INFO_NULL, &obj);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Start(&obj);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Wait(&obj, MPI_STATUS_IGNORE);
-    if (obj != MPI_REQUEST_NULL)
-        MPI_Request_free(&obj);
-    expect(MPI_SUCCESS, "MPIX_Put_signal after the errors, the bump waited for", rc);
+        rc = consume(ctr[rank], 1, w.win);
+    raised(MPI_SUCCESS, "MPIX_Put_signal after the errors, the bump waited for", rc);
     int there = 1;
     for (int i = 0; i < K; i++)
         there &= w.buf[o * K + i] == pat(o, i, e);
@@ -351,21 +318,15 @@ static void rounds_after(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    if (nprocs > 64) {
-        if (rank == 0)
-            fprintf(stderr, "at most 64 ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    test_max_ranks(64);
     tap_plan(29 + 8 + 8 + 4);
     iwin_create(&w, (size_t)nprocs * K);
     MPI_Errhandler eh;
     MPI_Win_create_errhandler(count_errors, &eh);
     MPI_Win_set_errhandler(w.win, eh);
     MPI_Errhandler_free(&eh);
-    MPI_Sync mine = MPIX_SYNC_NULL;
-    ctr = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    MPI_Win_Sync_alloc_objects(1, &mine, w.win, MPI_INFO_NULL);
-    MPI_Allgather(&mine, 1, MPI_Handle_sync, ctr, 1, MPI_Handle_sync, MPI_COMM_WORLD);
+    MPI_Sync mine;
+    shared_counter_alloc(w.win, &mine, &ctr);
     MPI_Barrier(MPI_COMM_WORLD);
 
     argument_errors();
@@ -373,9 +334,7 @@ int main(int argc, char **argv)
     cancel();
     rounds_after();
 
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &mine, w.win);
-    free(ctr);
+    shared_counter_free(w.win, &mine, ctr);
     iwin_free(&w);
     return test_done();
 }

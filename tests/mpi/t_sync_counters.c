@@ -364,11 +364,10 @@ static void accumulates(void)
 {
     iwin w;
     swin_create(&w, 2 * K);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
+    MPI_Sync c, *all;
     int rc = MPI_SUCCESS, vals[K], phase1_ok = 0, phase2_ok = 0;
     static int many[ITER][K];
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
+    KEEP_RC(rc, shared_counter_alloc(w.win, &c, &all));
 
     for (int root = 0; root < nprocs; root++) {
         MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL;
@@ -438,58 +437,101 @@ static void accumulates(void)
                   "request completes",
        nprocs - 1, nprocs - 1);
     is_int(rc, MPI_SUCCESS, "accumulates: every call succeeded (first failure shown)");
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
-    free(all);
+    shared_counter_free(w.win, &c, all);
     iwin_free(&w);
+}
+
+/* The layout of mixed_kinds, request_inside_lock, request_inside_fence and
+ * iops_in_counter_epoch: each rank puts into [0,K) of its right neighbour's window (n ints) and
+ * gets the K ints the neighbour published at `pub` (pattern e, written before the window is
+ * shared), under one sync-ops request for the kinds in `mode` (ops), whose bump the neighbour
+ * consumes with a count-1 sync-object request (obj). src is pattern e + 1, got starts at -1, exp
+ * is what the get must find. */
+typedef struct {
+    iwin w;
+    MPI_Sync c, *all;
+    MPI_Request ops, obj;
+    size_t pub;
+    int e, src[K], got[K], exp[K];
+} xfer;
+
+static int xfer_setup(xfer *x, size_t n, size_t pub, int e, int mode)
+{
+    swin_create(&x->w, n);
+    x->pub = pub;
+    x->e = e;
+    for (int i = 0; i < K; i++) {
+        x->w.buf[pub + i] = pat(rank, i, e);
+        x->src[i] = pat(rank, i, e + 1);
+        x->got[i] = -1;
+        x->exp[i] = pat(right(), i, e);
+    }
+    /* Its allgather also means: every rank's block is published. */
+    int rc = shared_counter_alloc(x->w.win, &x->c, &x->all);
+    x->ops = x->obj = MPI_REQUEST_NULL;
+    KEEP_RC(rc, MPI_Win_sync_ops_init(right(), mode, x->all[right()], x->w.win, MPI_INFO_NULL,
+                                      &x->ops));
+    KEEP_RC(rc, MPI_Win_sync_object_init(x->c, 1, x->w.win, MPI_INFO_NULL, &x->obj));
+    return rc;
+}
+
+/* The put and the get under ops, waited for; then obj consumes the left neighbour's bump. */
+static int xfer_put_get(xfer *x)
+{
+    int rc = MPI_SUCCESS;
+    KEEP_RC(rc, MPI_Start(&x->ops));
+    KEEP_RC(rc, MPI_Put(x->src, K, MPI_INT, right(), 0, K, MPI_INT, x->w.win));
+    KEEP_RC(rc, MPI_Get(x->got, K, MPI_INT, right(), (MPI_Aint)x->pub, K, MPI_INT, x->w.win));
+    KEEP_RC(rc, MPI_Wait(&x->ops, MPI_STATUS_IGNORE));
+    KEEP_RC(rc, start_wait(&x->obj));
+    return rc;
+}
+
+/* Ints of [0,K) of my window that are not the left neighbour's src. */
+static int xfer_put_wrong(const xfer *x)
+{
+    int bad = 0;
+    for (int i = 0; i < K; i++)
+        bad += x->w.buf[i] != pat(left(), i, x->e + 1);
+    return bad;
+}
+
+static void xfer_free(xfer *x)
+{
+    MPI_Request_free(&x->ops);
+    MPI_Request_free(&x->obj);
+    shared_counter_free(x->w.win, &x->c, x->all);
+    iwin_free(&x->w);
 }
 
 /* One request covering all three kinds, to the right neighbour: a put, an accumulate and a get
  * (of a block the owner wrote before the window existed). 2 tests. */
 static void mixed_kinds(void)
 {
-    iwin w; /* [0,K): written by the left neighbour's put; [K,2K): its accumulate; [2K,3K): pub */
-    swin_create(&w, 3 * K);
+    xfer x; /* [0,K): written by the left neighbour's put; [K,2K): its accumulate; [2K,3K): pub */
+    int rc = xfer_setup(&x, 3 * K, 2 * K, 77,
+                        MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET | MPI_MODE_WIN_ACCUMULATE);
+    int add[K];
     for (int i = 0; i < K; i++)
-        w.buf[2 * K + i] = pat(rank, i, 77);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    int rc = MPI_SUCCESS, src[K], add[K], got[K], exp[K];
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all)); /* also: everyone's pub is written */
-    for (int i = 0; i < K; i++) {
-        src[i] = pat(rank, i, 78);
         add[i] = addend(rank, i, 0);
-        got[i] = -1;
-        exp[i] = pat(right(), i, 77);
-    }
-    MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL;
-    KEEP_RC(rc, MPI_Win_sync_ops_init(right(),
-                                      MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET | MPI_MODE_WIN_ACCUMULATE,
-                                      all[right()], w.win, MPI_INFO_NULL, &ops));
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &obj));
-    KEEP_RC(rc, MPI_Start(&ops));
-    KEEP_RC(rc, MPI_Put(src, K, MPI_INT, right(), 0, K, MPI_INT, w.win));
-    KEEP_RC(rc, MPI_Accumulate(add, K, MPI_INT, right(), K, K, MPI_INT, MPI_SUM, w.win));
-    KEEP_RC(rc, MPI_Get(got, K, MPI_INT, right(), 2 * K, K, MPI_INT, w.win));
-    KEEP_RC(rc, MPI_Wait(&ops, MPI_STATUS_IGNORE));
-    ok(rc == MPI_SUCCESS && same_ints(got, exp, K),
+    KEEP_RC(rc, MPI_Start(&x.ops));
+    KEEP_RC(rc, MPI_Put(x.src, K, MPI_INT, right(), 0, K, MPI_INT, x.w.win));
+    KEEP_RC(rc, MPI_Accumulate(add, K, MPI_INT, right(), K, K, MPI_INT, MPI_SUM, x.w.win));
+    KEEP_RC(rc, MPI_Get(x.got, K, MPI_INT, right(), (MPI_Aint)x.pub, K, MPI_INT, x.w.win));
+    KEEP_RC(rc, MPI_Wait(&x.ops, MPI_STATUS_IGNORE));
+    ok(rc == MPI_SUCCESS && same_ints(x.got, x.exp, K),
        "put, accumulate and get under one request for all three kinds: the get's data is at the "
        "origin after MPI_Wait (rc %d)",
        rc);
-    KEEP_RC(rc, start_wait(&obj));
+    KEEP_RC(rc, start_wait(&x.obj));
     int bad = 0;
     for (int i = 0; i < K; i++)
-        bad += w.buf[i] != pat(left(), i, 78) || w.buf[K + i] != addend(left(), i, 0);
+        bad += x.w.buf[i] != pat(left(), i, x.e + 1) || x.w.buf[K + i] != addend(left(), i, 0);
     ok(rc == MPI_SUCCESS && !bad,
        "... and the put and the accumulate are in the target window when its request completes "
        "(rc %d, %d wrong)",
        rc, bad);
-    MPI_Request_free(&ops);
-    MPI_Request_free(&obj);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
-    free(all);
-    iwin_free(&w);
+    xfer_free(&x);
 }
 
 /* ---- counting rules with pure signals (13 tests) ---- */
@@ -500,10 +542,9 @@ static void signals(void)
 {
     iwin w;
     swin_create(&w, 1);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
+    MPI_Sync c, *all;
     int rc = MPI_SUCCESS;
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
+    KEEP_RC(rc, shared_counter_alloc(w.win, &c, &all));
     const MPI_Sync right_c = all[right()];
 
     /* A producer running ahead: 3 bumps before the consumer arms anything. */
@@ -621,9 +662,7 @@ static void signals(void)
     is_int(sync_value(c, w.win), 0, "... and bumped no counter");
     is_int(rc, MPI_SUCCESS, "signals: every call succeeded (first failure shown)");
 
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
-    free(all);
+    shared_counter_free(w.win, &c, all);
     iwin_free(&w);
 }
 
@@ -680,10 +719,9 @@ static void mutual_wait(void)
 {
     iwin w;
     swin_create(&w, L);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
+    MPI_Sync c, *all;
     int rc = MPI_SUCCESS, bad = 0, *src = xmalloc((size_t)L * sizeof(int));
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
+    KEEP_RC(rc, shared_counter_alloc(w.win, &c, &all));
     MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL;
     KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, all[right()], w.win,
                                       MPI_INFO_NULL, &ops));
@@ -705,10 +743,8 @@ static void mutual_wait(void)
        "data right (rc %d, %d wrong ints)", rc, bad);
     MPI_Request_free(&ops);
     MPI_Request_free(&obj);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
+    shared_counter_free(w.win, &c, all);
     free(src);
-    free(all);
     iwin_free(&w);
 }
 
@@ -719,10 +755,9 @@ static void blocked_owner(void)
     const int n = 64 * 1024;
     iwin w;
     swin_create(&w, (size_t)nprocs * n);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
+    MPI_Sync c, *all;
     int rc = MPI_SUCCESS, mine_ok = 0, *src = xmalloc((size_t)n * sizeof(int));
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
+    KEEP_RC(rc, shared_counter_alloc(w.win, &c, &all));
     for (int root = 0; root < nprocs; root++) {
         MPI_Request req = MPI_REQUEST_NULL;
         if (rank == root) {
@@ -750,10 +785,8 @@ static void blocked_owner(void)
     ok(mine_ok, "blocked in MPI_Wait on its sync-object request, a rank receives the 256 KiB puts "
                 "of all others into its window");
     is_int(rc, MPI_SUCCESS, "blocked owner: every call succeeded (first failure shown)");
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
+    shared_counter_free(w.win, &c, all);
     free(src);
-    free(all);
     iwin_free(&w);
 }
 
@@ -763,32 +796,12 @@ static void blocked_owner(void)
  * get (a kind the request does not cover) belongs to the lock epoch. */
 static void request_inside_lock(void)
 {
-    iwin w; /* [0,K) put by the left neighbour; [K,2K) read by the right one */
-    swin_create(&w, 2 * K);
-    for (int i = 0; i < K; i++)
-        w.buf[K + i] = pat(rank, i, 500);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    int rc = MPI_SUCCESS, src[K], got[K], exp[K], token = 0;
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
-    for (int i = 0; i < K; i++) {
-        src[i] = pat(rank, i, 501);
-        got[i] = -1;
-        exp[i] = pat(right(), i, 500);
-    }
-    MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL, sr;
-    KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, all[right()], w.win,
-                                      MPI_INFO_NULL, &ops));
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &obj));
-    KEEP_RC(rc, MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, w.win));
-    KEEP_RC(rc, MPI_Start(&ops));
-    KEEP_RC(rc, MPI_Put(src, K, MPI_INT, right(), 0, K, MPI_INT, w.win));
-    KEEP_RC(rc, MPI_Get(got, K, MPI_INT, right(), K, K, MPI_INT, w.win));
-    KEEP_RC(rc, MPI_Wait(&ops, MPI_STATUS_IGNORE));
-    KEEP_RC(rc, start_wait(&obj));
-    int bad = 0;
-    for (int i = 0; i < K; i++)
-        bad += w.buf[i] != pat(left(), i, 501);
+    xfer x; /* [0,K) put by the left neighbour; [K,2K) read by the right one */
+    int rc = xfer_setup(&x, 2 * K, K, 500, MPI_MODE_WIN_PUT), token = 0;
+    MPI_Request sr;
+    KEEP_RC(rc, MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, x.w.win));
+    KEEP_RC(rc, xfer_put_get(&x));
+    int bad = xfer_put_wrong(&x);
     ok(rc == MPI_SUCCESS && !bad,
        "a covered put inside a lock epoch is in the window when the request's bump is consumed, "
        "before the origin unlocks (rc %d, %d wrong)", rc, bad);
@@ -796,57 +809,26 @@ static void request_inside_lock(void)
     MPI_Isend(&token, 1, MPI_INT, left(), 8, MPI_COMM_WORLD, &sr);
     MPI_Recv(&token, 1, MPI_INT, right(), 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Wait(&sr, MPI_STATUS_IGNORE);
-    KEEP_RC(rc, MPI_Win_unlock(right(), w.win));
-    ok(rc == MPI_SUCCESS && same_ints(got, exp, K),
+    KEEP_RC(rc, MPI_Win_unlock(right(), x.w.win));
+    ok(rc == MPI_SUCCESS && same_ints(x.got, x.exp, K),
        "the get (not covered) in the same lock epoch is complete at the unlock (rc %d)", rc);
-    MPI_Request_free(&ops);
-    MPI_Request_free(&obj);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
-    free(all);
-    iwin_free(&w);
+    xfer_free(&x);
 }
 
 /* The same inside a fence epoch: the covered put is in the window when the request's bump is
  * consumed, before the closing fence; the get (not covered) is complete at the closing fence. */
 static void request_inside_fence(void)
 {
-    iwin w; /* [0,K) put by the left neighbour; [K,2K) read by the right one */
-    swin_create(&w, 2 * K);
-    for (int i = 0; i < K; i++)
-        w.buf[K + i] = pat(rank, i, 510);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    int rc = MPI_SUCCESS, src[K], got[K], exp[K];
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
-    for (int i = 0; i < K; i++) {
-        src[i] = pat(rank, i, 511);
-        got[i] = -1;
-        exp[i] = pat(right(), i, 510);
-    }
-    MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL;
-    KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, all[right()], w.win,
-                                      MPI_INFO_NULL, &ops));
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &obj));
-    KEEP_RC(rc, MPI_Win_fence(0, w.win));
-    KEEP_RC(rc, MPI_Start(&ops));
-    KEEP_RC(rc, MPI_Put(src, K, MPI_INT, right(), 0, K, MPI_INT, w.win));
-    KEEP_RC(rc, MPI_Get(got, K, MPI_INT, right(), K, K, MPI_INT, w.win));
-    KEEP_RC(rc, MPI_Wait(&ops, MPI_STATUS_IGNORE));
-    KEEP_RC(rc, start_wait(&obj));
-    int bad = 0;
-    for (int i = 0; i < K; i++)
-        bad += w.buf[i] != pat(left(), i, 511);
-    KEEP_RC(rc, MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win));
-    ok(rc == MPI_SUCCESS && !bad && same_ints(got, exp, K),
+    xfer x; /* [0,K) put by the left neighbour; [K,2K) read by the right one */
+    int rc = xfer_setup(&x, 2 * K, K, 510, MPI_MODE_WIN_PUT);
+    KEEP_RC(rc, MPI_Win_fence(0, x.w.win));
+    KEEP_RC(rc, xfer_put_get(&x));
+    int bad = xfer_put_wrong(&x);
+    KEEP_RC(rc, MPI_Win_fence(MPI_MODE_NOSUCCEED, x.w.win));
+    ok(rc == MPI_SUCCESS && !bad && same_ints(x.got, x.exp, K),
        "in a fence epoch: the covered put is in the window when the request's bump is consumed, "
        "before the closing fence; the get completes at the fence (rc %d, %d wrong)", rc, bad);
-    MPI_Request_free(&ops);
-    MPI_Request_free(&obj);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
-    free(all);
-    iwin_free(&w);
+    xfer_free(&x);
 }
 
 /* The owner need not call anything for counter epochs on its window: every rank in turn sits in
@@ -857,11 +839,10 @@ static void owner_in_barrier(void)
 {
     iwin w;
     swin_create(&w, (size_t)nprocs * K);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
+    MPI_Sync c, *all;
     MPI_Info info = info_true(MPIX_INFO_SYNC_REMOTE_COMPLETE);
     int rc = MPI_SUCCESS, mine_ok = 0, src[K];
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
+    KEEP_RC(rc, shared_counter_alloc(w.win, &c, &all));
     for (int root = 0; root < nprocs; root++) {
         if (rank == root) {
             MPI_Barrier(MPI_COMM_WORLD);
@@ -891,9 +872,7 @@ static void owner_in_barrier(void)
     ok(mine_ok, "while it sits in MPI_Barrier, the others' remote-complete put requests to its "
                 "window complete; then it holds their %d bumps and their data", nprocs - 1);
     info_free(&info);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
-    free(all);
+    shared_counter_free(w.win, &c, all);
     iwin_free(&w);
 }
 
@@ -902,46 +881,24 @@ static void owner_in_barrier(void)
  * request's bump is consumed. (2 tests) */
 static void iops_in_counter_epoch(void)
 {
-    iwin w; /* [0,K) put by the left neighbour; [K,2K) read by the right one */
-    swin_create(&w, 2 * K);
-    for (int i = 0; i < K; i++)
-        w.buf[K + i] = pat(rank, i, 530);
-    MPI_Sync c, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    int rc = MPI_SUCCESS, src[K], got[K], exp[K];
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
-    for (int i = 0; i < K; i++) {
-        src[i] = pat(rank, i, 531);
-        got[i] = -1;
-        exp[i] = pat(right(), i, 530);
-    }
-    MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL, ip = MPI_REQUEST_NULL,
-                ig = MPI_REQUEST_NULL;
-    KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET, all[right()],
-                                      w.win, MPI_INFO_NULL, &ops));
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &obj));
-    KEEP_RC(rc, MPI_Start(&ops));
-    KEEP_RC(rc, MPI_Iput(src, K, MPI_INT, right(), 0, K, MPI_INT, w.win, &ip));
-    KEEP_RC(rc, MPI_Iget(got, K, MPI_INT, right(), K, K, MPI_INT, w.win, &ig));
+    xfer x; /* [0,K) put by the left neighbour; [K,2K) read by the right one */
+    int rc = xfer_setup(&x, 2 * K, K, 530, MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET);
+    MPI_Request ip = MPI_REQUEST_NULL, ig = MPI_REQUEST_NULL;
+    KEEP_RC(rc, MPI_Start(&x.ops));
+    KEEP_RC(rc, MPI_Iput(x.src, K, MPI_INT, right(), 0, K, MPI_INT, x.w.win, &ip));
+    KEEP_RC(rc, MPI_Iget(x.got, K, MPI_INT, right(), (MPI_Aint)x.pub, K, MPI_INT, x.w.win, &ig));
     KEEP_RC(rc, MPI_Wait(&ig, MPI_STATUS_IGNORE));
-    ok(rc == MPI_SUCCESS && same_ints(got, exp, K),
+    ok(rc == MPI_SUCCESS && same_ints(x.got, x.exp, K),
        "MPI_Iget under a started sync-ops request: the data is there after its MPI_Wait (rc %d)",
        rc);
     KEEP_RC(rc, MPI_Wait(&ip, MPI_STATUS_IGNORE));
-    KEEP_RC(rc, MPI_Wait(&ops, MPI_STATUS_IGNORE));
-    KEEP_RC(rc, start_wait(&obj));
-    int bad = 0;
-    for (int i = 0; i < K; i++)
-        bad += w.buf[i] != pat(left(), i, 531);
+    KEEP_RC(rc, MPI_Wait(&x.ops, MPI_STATUS_IGNORE));
+    KEEP_RC(rc, start_wait(&x.obj));
+    int bad = xfer_put_wrong(&x);
     ok(rc == MPI_SUCCESS && !bad,
        "MPI_Iput under a started sync-ops request: in the window when the request's bump is "
        "consumed (rc %d, %d wrong)", rc, bad);
-    MPI_Request_free(&ops);
-    MPI_Request_free(&obj);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, w.win);
-    free(all);
-    iwin_free(&w);
+    xfer_free(&x);
 }
 
 int main(int argc, char **argv)

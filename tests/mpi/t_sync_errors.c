@@ -9,6 +9,7 @@
  * (MPI_Win_free) fail on every rank alike. Not testable from a program: a counter whose owner is
  * not a member of the window (an MPI_Sync is opaque and every real one has a member as owner).
  * The bump sent to a freed counter (part 6) makes its owner report it on stderr: expected. */
+#include "errors_common.h"
 #include "sync_common.h"
 
 #define K 16
@@ -17,45 +18,6 @@
  * (the erroneous calls aim there); w2: the "other window". */
 static iwin w, w2;
 static MPI_Sync c0, *all0; /* this rank's main counter on w, and every rank's */
-static int codes[64], ncodes;
-
-static const struct { int cls; const char *name; } class_names[] = {
-    {MPI_SUCCESS, "MPI_SUCCESS"}, {MPI_ERR_ARG, "MPI_ERR_ARG"}, {MPI_ERR_RANK, "MPI_ERR_RANK"},
-    {MPI_ERR_COUNT, "MPI_ERR_COUNT"}, {MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC"},
-    {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"}, {MPI_ERR_WIN, "MPI_ERR_WIN"},
-    {MPI_ERR_TYPE, "MPI_ERR_TYPE"}, {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
-};
-
-static const char *class_name(int cls)
-{
-    for (size_t i = 0; i < sizeof class_names / sizeof *class_names; i++)
-        if (class_names[i].cls == cls)
-            return class_names[i].name;
-    return "another class";
-}
-
-/* rc is of error class cls (1 test). */
-#define expect(cls, what, call) expect_at(__FILE__, __LINE__, (call), (cls), (what))
-static int expect_at(const char *file, int line, int rc, int cls, const char *what)
-{
-    int got = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &got);
-    int pass = tap_is_int_at(file, line, got, cls, "%s: %s", what, class_name(cls));
-    if (!pass)
-        diag("got %s", class_name(got));
-    if (rc != MPI_SUCCESS && ncodes < 64) {
-        int seen = 0;
-        for (int i = 0; i < ncodes; i++) {
-            int c;
-            MPI_Error_class(codes[i], &c);
-            seen |= c == got;
-        }
-        if (!seen)
-            codes[ncodes++] = rc;
-    }
-    return pass;
-}
 
 /* The request handle of the init calls expected to fail; after each, it must still be
  * MPI_REQUEST_NULL ("a failing call changes nothing"). */
@@ -384,16 +346,7 @@ int main(int argc, char **argv)
     stale_counter();
 
     /* Every error string names flexrma. */
-    int named = 0;
-    for (int i = 0; i < ncodes; i++) {
-        char s[MPI_MAX_ERROR_STRING] = "";
-        int len = 0;
-        MPI_Error_string(codes[i], s, &len);
-        if (len > 0 && strstr(s, "flexrma"))
-            named++;
-        else
-            diag("error string of code %d: \"%s\"", codes[i], s);
-    }
+    int named = errors_named();
     ok(ncodes > 0 && named == ncodes, "error strings naming flexrma, one code per class seen "
                                       "(%d of %d)", named, ncodes);
 

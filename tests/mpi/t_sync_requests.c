@@ -17,37 +17,23 @@
 static iwin w; /* AR regions of K ints, region r at r*K; with at least nprocs regions */
 static size_t nregions;
 
-/* A new counter of this rank; *right_c: the right neighbour's new one (collective). */
+/* A new counter of this rank on w; *right_c: the right neighbour's new one (collective). */
 static MPI_Sync new_counter(MPI_Sync *right_c)
 {
-    MPI_Sync c = MPIX_SYNC_NULL, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL);
-    share_counters(&c, 1, all);
+    MPI_Sync c, *all;
+    shared_counter_alloc(w.win, &c, &all);
     *right_c = all[right()];
     free(all);
     return c;
 }
 
-static void free_counter(MPI_Sync *c)
-{
-    MPI_Barrier(MPI_COMM_WORLD); /* nobody uses it any more */
-    MPI_Win_Sync_free_objects(1, c, w.win);
-}
+static void free_counter(MPI_Sync *c) { shared_counter_free(w.win, c, NULL); }
 
 /* Region r of one's own window holds K ints of pattern e from rank s. */
-static int region_is(int r, int s, int e)
-{
-    int exp[K];
-    for (int i = 0; i < K; i++)
-        exp[i] = pat(s, i, e);
-    return same_ints(w.buf + (size_t)r * K, exp, K);
-}
+static int region_is(int r, int s, int e) { return is_pat(w.buf + (size_t)r * K, K, s, e); }
 
-static void fill(int *buf, int e)
-{
-    for (int i = 0; i < K; i++)
-        buf[i] = pat(rank, i, e);
-}
+/* K ints of this rank's pattern e. */
+static void fill(int *buf, int e) { fill_pat(buf, K, rank, e); }
 
 /* ---- MPI_Startall (3 tests) ---- */
 
@@ -56,9 +42,8 @@ static void fill(int *buf, int e)
 static void startall(void)
 {
     int nb[2], nn = neighbours(nb), rc = MPI_SUCCESS, src[K];
-    MPI_Sync *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync)), c = MPIX_SYNC_NULL;
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, w.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
+    MPI_Sync c, *all;
+    KEEP_RC(rc, shared_counter_alloc(w.win, &c, &all));
     fill(src, 100);
     MPI_Request req[3];
     MPI_Status st[3];
@@ -81,8 +66,7 @@ static void startall(void)
     ok(data, "the neighbours' puts are in the window when MPI_Waitall returns");
     for (int k = 0; k <= nn; k++)
         MPI_Request_free(&req[k]);
-    free(all);
-    free_counter(&c);
+    shared_counter_free(w.win, &c, all);
 }
 
 /* ---- every wait and test function over mixed arrays (6 x 5 tests) ---- */
@@ -109,8 +93,7 @@ static void mixed(enum completion how)
     int done[4] = {0, 0, 0, 0}, idx, ids[4], flag, outcount;
     KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, right_c, w.win, MPI_INFO_NULL,
                                       &req[0]));
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &req[2]));
-    KEEP_RC(rc, MPI_Start(&req[2]));
+    KEEP_RC(rc, arm_object(c, 1, w.win, &req[2]));
     KEEP_RC(rc, MPI_Start(&req[0]));
     KEEP_RC(rc, MPI_Irecv(in, K, MPI_INT, left(), tag, MPI_COMM_WORLD, &req[1]));
     KEEP_RC(rc, MPI_Put(src, K, MPI_INT, right(), 0, K, MPI_INT, w.win));
@@ -200,59 +183,71 @@ static void mixed(enum completion how)
 
 /* ---- MPI_Test and MPI_Request_get_status (2 + 4 tests) ---- */
 
-static void test_polling(void)
+/* One poll of q: MPI_Test, or MPI_Request_get_status (which leaves the request active). */
+static int poll_req(int get_status, MPI_Request *q, int *flag, MPI_Status *st)
 {
+    return get_status ? MPI_Request_get_status(*q, flag, st) : MPI_Test(q, flag, st);
+}
+
+static const struct {
+    const char *fn, *before, *until; /* the function; the names of the two tests of polling() */
+} poll_names[2] = {
+    {"MPI_Test", "MPI_Test of an armed sync-object request before any bump: not complete",
+     "an MPI_Test loop sees the request complete, with an empty status"},
+    {"MPI_Request_get_status", "MPI_Request_get_status before any bump: not complete",
+     "MPI_Request_get_status polled until the bump: complete, empty status"},
+};
+
+/* An armed count-1 request polled before the left neighbour's bump (not complete) and until it
+ * has come (complete, empty status); with MPI_Request_get_status, also what MPI_Wait and the
+ * inactive request say then. */
+static void polling(int get_status)
+{
+    const char *fn = poll_names[get_status].fn;
     MPI_Sync right_c, c = new_counter(&right_c);
     MPI_Request q = MPI_REQUEST_NULL;
     MPI_Status st;
-    int rc = MPI_SUCCESS, flag = -1, polls = 0;
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &q));
-    KEEP_RC(rc, MPI_Start(&q));
-    KEEP_RC(rc, MPI_Test(&q, &flag, &st));
-    ok(rc == MPI_SUCCESS && !flag, "MPI_Test of an armed sync-object request before any bump: "
-                                   "not complete (flag %d)", flag);
+    int flag = -1, polls = 0, rc = arm_object(c, 1, w.win, &q);
+    KEEP_RC(rc, poll_req(get_status, &q, &flag, &st));
+    ok(rc == MPI_SUCCESS && !flag, "%s (flag %d)", poll_names[get_status].before, flag);
     MPI_Barrier(MPI_COMM_WORLD); /* the bumps come only now */
     KEEP_RC(rc, bump(right(), right_c, w.win));
     for (flag = 0; !flag && rc == MPI_SUCCESS; polls++)
-        KEEP_RC(rc, MPI_Test(&q, &flag, &st));
-    ok(rc == MPI_SUCCESS && flag && status_empty(&st, "MPI_Test"),
-       "an MPI_Test loop sees the request complete, with an empty status (rc %d, %d polls)", rc,
-       polls);
-    MPI_Request_free(&q);
-    free_counter(&c);
-}
-
-static void get_status(void)
-{
-    MPI_Sync right_c, c = new_counter(&right_c);
-    MPI_Request q = MPI_REQUEST_NULL;
-    MPI_Status st;
-    int rc = MPI_SUCCESS, flag = -1;
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &q));
-    KEEP_RC(rc, MPI_Start(&q));
-    KEEP_RC(rc, MPI_Request_get_status(q, &flag, &st));
-    ok(rc == MPI_SUCCESS && !flag, "MPI_Request_get_status before any bump: not complete");
-    MPI_Barrier(MPI_COMM_WORLD);
-    KEEP_RC(rc, bump(right(), right_c, w.win));
-    for (flag = 0; !flag && rc == MPI_SUCCESS;)
+        KEEP_RC(rc, poll_req(get_status, &q, &flag, &st));
+    ok(rc == MPI_SUCCESS && flag && status_empty(&st, fn), "%s (rc %d, %d polls)",
+       poll_names[get_status].until, rc, polls);
+    if (get_status) {
+        MPI_Status st2;
+        KEEP_RC(rc, MPI_Wait(&q, &st2));
+        ok(rc == MPI_SUCCESS && q != MPI_REQUEST_NULL && status_empty(&st2, "MPI_Wait") &&
+               sync_value(c, w.win) == 0,
+           "MPI_Wait then returns the completion, the persistent request stays allocated, and "
+           "the one bump was consumed once (rc %d)", rc);
+        flag = -1;
         KEEP_RC(rc, MPI_Request_get_status(q, &flag, &st));
-    ok(rc == MPI_SUCCESS && flag && status_empty(&st, "MPI_Request_get_status"),
-       "MPI_Request_get_status polled until the bump: complete, empty status (rc %d)", rc);
-    MPI_Status st2;
-    KEEP_RC(rc, MPI_Wait(&q, &st2));
-    ok(rc == MPI_SUCCESS && q != MPI_REQUEST_NULL && status_empty(&st2, "MPI_Wait") &&
-           sync_value(c, w.win) == 0,
-       "MPI_Wait then returns the completion, the persistent request stays allocated, and the "
-       "one bump was consumed once (rc %d)", rc);
-    flag = -1;
-    KEEP_RC(rc, MPI_Request_get_status(q, &flag, &st));
-    ok(rc == MPI_SUCCESS && flag && status_empty(&st, "inactive request"),
-       "MPI_Request_get_status of the inactive request: complete, empty status");
+        ok(rc == MPI_SUCCESS && flag && status_empty(&st, "inactive request"),
+           "MPI_Request_get_status of the inactive request: complete, empty status");
+    }
     MPI_Request_free(&q);
     free_counter(&c);
 }
 
 /* ---- MPI_Request_free (4 tests) ---- */
+
+/* Free the armed sync-object request *q on counter c, then let the left neighbour bump c n times,
+ * each applied before it goes on (remote completion): what c holds after them. Whatever a freed
+ * request still consumes is gone by then. */
+static long long free_then_bumps(MPI_Request *q, MPI_Sync c, MPI_Sync right_c, int n, int *rc)
+{
+    MPI_Info rcinfo = info_true(MPIX_INFO_SYNC_REMOTE_COMPLETE);
+    KEEP_RC(*rc, MPI_Request_free(q));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++)
+        KEEP_RC(*rc, bump_info(right(), right_c, w.win, rcinfo));
+    MPI_Barrier(MPI_COMM_WORLD);
+    info_free(&rcinfo);
+    return sync_value(c, w.win);
+}
 
 static int freed_src[K]; /* the origin buffer of a freed request: never reused */
 
@@ -261,7 +256,6 @@ static void request_free(void)
     MPI_Sync right_c, c = new_counter(&right_c);
     MPI_Request o = MPI_REQUEST_NULL, q = MPI_REQUEST_NULL;
     int rc = MPI_SUCCESS;
-    MPI_Info rcinfo = info_true(MPIX_INFO_SYNC_REMOTE_COMPLETE);
 
     /* Inactive requests of both kinds, never started. */
     KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, right_c, w.win, MPI_INFO_NULL,
@@ -289,20 +283,12 @@ static void request_free(void)
 
     /* An armed sync-object request, freed: it still consumes its bump. Two bumps come, applied
      * before the producer goes on (remote completion); one must be left. */
-    rc = MPI_SUCCESS;
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &q));
-    KEEP_RC(rc, MPI_Start(&q));
-    KEEP_RC(rc, MPI_Request_free(&q));
-    MPI_Barrier(MPI_COMM_WORLD);
-    KEEP_RC(rc, bump_info(right(), right_c, w.win, rcinfo));
-    KEEP_RC(rc, bump_info(right(), right_c, w.win, rcinfo));
-    MPI_Barrier(MPI_COMM_WORLD);
-    long long v = sync_value(c, w.win);
+    rc = arm_object(c, 1, w.win, &q);
+    long long v = free_then_bumps(&q, c, right_c, 2, &rc);
     ok(rc == MPI_SUCCESS && v == 1,
        "an armed count-1 sync-object request freed with MPI_Request_free consumes 1 of the 2 "
        "bumps that come later (%lld left, rc %d)", v, rc);
     consume(c, 1, w.win);
-    info_free(&rcinfo);
     free_counter(&c);
 }
 
@@ -316,8 +302,7 @@ static void cancel(void)
     int rc = MPI_SUCCESS, cancelled = -1;
     KEEP_RC(rc, bump(right(), right_c, w.win));
     await_value(c, w.win, 1); /* nothing armed: the bump stays */
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 2, w.win, MPI_INFO_NULL, &q));
-    KEEP_RC(rc, MPI_Start(&q));
+    KEEP_RC(rc, arm_object(c, 2, w.win, &q));
     KEEP_RC(rc, MPI_Cancel(&q));
     KEEP_RC(rc, MPI_Wait(&q, &st));
     MPI_Test_cancelled(&st, &cancelled);
@@ -350,8 +335,7 @@ static int ar_src[AR][K];
 static void auto_restart(void)
 {
     MPI_Sync right_c, c = new_counter(&right_c);
-    MPI_Info info = info_true(MPIX_INFO_SYNC_AUTO_RESTART),
-             rcinfo = info_true(MPIX_INFO_SYNC_REMOTE_COMPLETE);
+    MPI_Info info = info_true(MPIX_INFO_SYNC_AUTO_RESTART);
     MPI_Request o = MPI_REQUEST_NULL, q = MPI_REQUEST_NULL;
     int rc = MPI_SUCCESS, bad = 0;
     KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, right_c, w.win, info, &o));
@@ -379,17 +363,12 @@ static void auto_restart(void)
     ok(rc == MPI_SUCCESS && o == MPI_REQUEST_NULL,
        "MPI_Request_free of the restarted sync-ops request: its last bump still comes and "
        "completes the restarted sync-object request (rc %d)", rc);
-    KEEP_RC(rc, MPI_Request_free(&q));
-    MPI_Barrier(MPI_COMM_WORLD);
-    KEEP_RC(rc, bump_info(right(), right_c, w.win, rcinfo));
-    MPI_Barrier(MPI_COMM_WORLD);
-    long long v = sync_value(c, w.win);
+    long long v = free_then_bumps(&q, c, right_c, 1, &rc);
     ok(rc == MPI_SUCCESS && v == 1,
        "MPI_Request_free of the sync-object request armed by the restart disarms it: a later "
        "bump stays in the counter (%lld held, rc %d)", v, rc);
     consume(c, (int)(v > 0 ? v : 0), w.win);
     info_free(&info);
-    info_free(&rcinfo);
     free_counter(&c);
 }
 
@@ -404,10 +383,9 @@ static void remote_complete(void)
 {
     iwin big;
     swin_create(&big, RL);
-    MPI_Sync c = MPIX_SYNC_NULL, *all = xmalloc((size_t)nprocs * sizeof(MPI_Sync));
-    int rc = MPI_SUCCESS, wrong = 0, owner_wrong = 0, *src = xmalloc((size_t)RL * sizeof(int));
-    KEEP_RC(rc, MPI_Win_Sync_alloc_objects(1, &c, big.win, MPI_INFO_NULL));
-    KEEP_RC(rc, share_counters(&c, 1, all));
+    MPI_Sync c, *all;
+    int rc = shared_counter_alloc(big.win, &c, &all), wrong = 0, owner_wrong = 0;
+    int *src = xmalloc((size_t)RL * sizeof(int));
     MPI_Info info = info_true(MPIX_INFO_SYNC_REMOTE_COMPLETE);
     MPI_Request o = MPI_REQUEST_NULL;
     KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, all[right()], big.win, info, &o));
@@ -447,10 +425,8 @@ static void remote_complete(void)
     is_int(bad, 0, "the last put is in the owner's window: wrong ints");
     MPI_Request_free(&o);
     info_free(&info);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_Sync_free_objects(1, &c, big.win);
+    shared_counter_free(big.win, &c, all);
     free(src);
-    free(all);
     iwin_free(&big);
 }
 
@@ -484,8 +460,7 @@ static void change_count(void)
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* Active, up: armed with count 1, raised to 2 before any bump. */
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 1, w.win, MPI_INFO_NULL, &q));
-    KEEP_RC(rc, MPI_Start(&q));
+    KEEP_RC(rc, arm_object(c, 1, w.win, &q));
     KEEP_RC(rc, MPIX_Win_sync_object_change_count(q, +1));
     MPI_Barrier(MPI_COMM_WORLD);
     KEEP_RC(rc, bump(right(), right_c, w.win));
@@ -504,8 +479,7 @@ static void change_count(void)
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* Active, down to what has arrived: armed with count 3, 2 bumps held, lowered by 1. */
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 3, w.win, MPI_INFO_NULL, &q));
-    KEEP_RC(rc, MPI_Start(&q));
+    KEEP_RC(rc, arm_object(c, 3, w.win, &q));
     MPI_Barrier(MPI_COMM_WORLD);
     KEEP_RC(rc, bumps(right(), right_c, w.win, 2));
     for (flag = 0, v = 0; !flag && v >= 0 && v < 2;) {
@@ -528,8 +502,7 @@ static void change_count(void)
 
     /* Active, down to 0 with nothing held. */
     flag = 0;
-    KEEP_RC(rc, MPI_Win_sync_object_init(c, 2, w.win, MPI_INFO_NULL, &q));
-    KEEP_RC(rc, MPI_Start(&q));
+    KEEP_RC(rc, arm_object(c, 2, w.win, &q));
     KEEP_RC(rc, MPIX_Win_sync_object_change_count(q, -2));
     KEEP_RC(rc, MPI_Test(&q, &flag, MPI_STATUS_IGNORE));
     ok(flag, "armed count-2 request lowered to 0: complete at once");
@@ -553,8 +526,8 @@ int main(int argc, char **argv)
     startall();
     for (int how = 0; how < N_COMPLETIONS; how++)
         mixed((enum completion)how);
-    test_polling();
-    get_status();
+    polling(0);
+    polling(1);
     request_free();
     cancel();
     auto_restart();
