@@ -530,9 +530,10 @@ def main():
              f"Time: {args.timing}.",
              "Ratios are one-sided time / point-to-point time within the same run (the CSV's "
              "ratio_to_pt2pt), medians over the runs; a size range shows its worst size. "
-             "Today flexrma has only its message transport (the default, and what "
-             "FLEXRMA_TRANSPORT=am names), so the shared-memory targets are expected not to be "
-             "met yet.",
+             "Today flexrma's default transport carries synchronization and payloads up to "
+             "FLEXRMA_EAGER_MAX through shared-memory packet rings between node peers, but larger "
+             "data still as messages (FLEXRMA_TRANSPORT=am: everything as messages), so the "
+             "targets for large transfers are expected not to be met yet.",
              tab.rstrip(),
              f"{met} of {judged} judged targets met.",
              reference_note(res).rstrip(),

@@ -1,4 +1,6 @@
-/* am_send.c - the message transport, origin side: one batch per target and closing call.
+/* am_send.c - the origin side of the transports that carry batches: one batch per target and
+ * closing call, built here and handed to the target's transport's `deliver` step, which is an
+ * MPI message for "am" (am_deliver below) and a shared-memory ring for "shm" (tp_shm.c).
  *
  * The batch carries, in order: the datatype ids the target may forget, the opening packet
  * (LOCK), the operations with puts and accumulates before gets (seed 001 section 4.3: gets last,
@@ -54,21 +56,29 @@ static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned
     fr_pending_add(req, xfer_done, x);
 }
 
-static void batch_send(fr_win *w, int target, batch *b)
+/* The message transport's delivery: the batch is one message with tag FR_TAG_PKT. */
+static void am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 {
-    if (b->len == 0)
-        return;
-    if (b->len > INT32_MAX)
-        fr_fatal("batch of %zu bytes exceeds an MPI count", b->len);
+    if (len > INT32_MAX)
+        fr_fatal("batch of %zu bytes exceeds an MPI count", len);
     MPI_Request req;
     int flag = 0;
-    FR_CHECK_MPI(PMPI_Isend(b->buf, (int)b->len, MPI_BYTE, target, FR_TAG_PKT, w->comm, &req));
+    FR_CHECK_MPI(PMPI_Isend(buf, (int)len, MPI_BYTE, target, FR_TAG_PKT, w->comm, &req));
     /* Small batches complete at once (eager protocol): skip the bookkeeping. */
     FR_CHECK_MPI(FR_NEXT(Test)(&req, &flag, MPI_STATUS_IGNORE));
     if (flag)
-        free(b->buf);
+        free(buf);
     else
-        track(w, target, req, NULL, b->buf, NULL);
+        track(w, target, req, NULL, buf, NULL);
+}
+
+/* Hand the batch to the target's transport; batches to one target keep their order there. */
+static void batch_send(fr_win *w, int target, batch *b)
+{
+    if (b->len > 0)
+        w->peers[target].tp->deliver(w, target, b->buf, b->len);
+    else
+        free(b->buf);
     *b = (batch){0};
 }
 
@@ -149,7 +159,7 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
     return MPI_SUCCESS;
 }
 
-static int am_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail)
+int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail)
 {
     fr_peer *p = &w->peers[t];
     batch b = {0};
@@ -176,7 +186,7 @@ static int am_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, const fr_pk
     return rc;
 }
 
-static int am_notify(fr_win *w, int t, const fr_pkt *pkt)
+int fr_batch_notify(fr_win *w, int t, const fr_pkt *pkt)
 {
     batch b = {0};
     batch_add(w, t, &b, pkt, NULL);
@@ -184,4 +194,4 @@ static int am_notify(fr_win *w, int t, const fr_pkt *pkt)
     return MPI_SUCCESS;
 }
 
-const fr_transport fr_tp_am = {"am", am_flush, am_notify};
+const fr_transport fr_tp_am = {"am", fr_batch_flush, fr_batch_notify, am_deliver};

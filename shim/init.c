@@ -67,6 +67,7 @@ static void read_options(void)
     fr_opt.fence_direct_max = (int)env_size("FLEXRMA_FENCE_DIRECT_MAX", 8);
     fr_opt.spin_polls = (unsigned)env_size("FLEXRMA_SPIN_POLLS", 32);
     fr_opt.transport = fr_opt.disabled ? FR_TRANSPORT_AUTO : env_transport("FLEXRMA_TRANSPORT");
+    fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
 }
 
 /* Everything that needs MPI to be initialized. */

@@ -1,15 +1,27 @@
 /* stats.c - per-window totals, one line per window on stderr at MPI_Finalize:
- *   flexrma stats: rank R win W: puts N gets N accs N bytes N epochs fence N pscw N lock N */
+ *   flexrma stats: rank R win W: members M puts N gets N accs N bytes N epochs fence N pscw N
+ *   lock N peers shm N am N
+ * (peers: the members this process reached through a shared-memory ring, and by messages). */
 #include "stats.h"
+#include "transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 typedef struct saved {
     struct saved *next;
-    int id, size;
+    int id, size, nshm, nam;
     fr_win_stats st;
 } saved;
+
+static void count_peers(const fr_win *w, int *nshm, int *nam)
+{
+    *nshm = *nam = 0;
+    for (int r = 0; r < w->size; r++) {
+        *nshm += w->peers[r].tp == &fr_tp_shm;
+        *nam += w->peers[r].tp == &fr_tp_am;
+    }
+}
 
 static saved *freed_windows, **freed_tail = &freed_windows;
 
@@ -22,19 +34,21 @@ void fr_stats_window_freed(const fr_win *w)
     s->id = w->id;
     s->size = w->size;
     s->st = w->st;
+    count_peers(w, &s->nshm, &s->nam);
     *freed_tail = s;
     freed_tail = &s->next;
 }
 
-static void print_one(int rank, int id, int size, const fr_win_stats *st)
+static void print_one(int rank, const saved *s)
 {
+    const fr_win_stats *st = &s->st;
     fprintf(stderr,
             "flexrma stats: rank %d win %d: members %d puts %llu gets %llu accs %llu bytes %llu "
-            "epochs fence %llu pscw %llu lock %llu\n",
-            rank, id, size, (unsigned long long)st->puts, (unsigned long long)st->gets,
+            "epochs fence %llu pscw %llu lock %llu peers shm %d am %d\n",
+            rank, s->id, s->size, (unsigned long long)st->puts, (unsigned long long)st->gets,
             (unsigned long long)st->accs, (unsigned long long)st->bytes,
             (unsigned long long)st->fences, (unsigned long long)st->pscw,
-            (unsigned long long)st->locks);
+            (unsigned long long)st->locks, s->nshm, s->nam);
 }
 
 void fr_stats_print(void)
@@ -43,12 +57,15 @@ void fr_stats_print(void)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     for (saved *s = freed_windows, *next; s; s = next) {
         next = s->next;
-        print_one(rank, s->id, s->size, &s->st);
+        print_one(rank, s);
         free(s);
     }
     freed_windows = NULL;
     freed_tail = &freed_windows;
-    for (fr_win *w = fr_windows; w; w = w->next)
-        print_one(rank, w->id, w->size, &w->st);
+    for (fr_win *w = fr_windows; w; w = w->next) {
+        saved s = {NULL, w->id, w->size, 0, 0, w->st};
+        count_peers(w, &s.nshm, &s.nam);
+        print_one(rank, &s);
+    }
     fflush(stderr);
 }

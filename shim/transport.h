@@ -6,9 +6,11 @@
  * live in the sync_*.c files and are the same for every transport: a transport that receives a
  * COMPLETE calls fr_target_complete(), whatever carried it.
  *
- * Transports today: "self" (the target is this process: direct copies) and "am" (active messages
- * over PMPI point-to-point, works between any two processes). The same-node shared-memory and
- * cross-memory-attach transports plug in here.
+ * Transports today: "self" (the target is this process: direct copies), "am" (active messages
+ * over PMPI point-to-point, works between any two processes) and "shm" (the same batches through
+ * a shared-memory ring to a node peer, tp_shm.c). am and shm differ only in how a finished batch
+ * travels (`deliver`); both build it in am_send.c. Single-copy access to a node peer's window
+ * memory (segments, cross-memory attach) plugs in here too.
  */
 #ifndef FR_TRANSPORT_H
 #define FR_TRANSPORT_H
@@ -23,13 +25,39 @@ typedef struct fr_transport {
     int (*flush)(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail);
     /* Send one synchronization packet that carries no data (UNLOCK_ACK). */
     int (*notify)(fr_win *w, int target, const fr_pkt *pkt);
+    /* Batch transports: carry one batch (malloc'ed; the transport frees it) to target. Never
+     * waits; batches to one target arrive in the order they were delivered (the protocol needs
+     * per-origin FIFO). NULL for self. */
+    void (*deliver)(fr_win *w, int target, unsigned char *buf, size_t len);
 } fr_transport;
 
 extern const fr_transport fr_tp_self;
 extern const fr_transport fr_tp_am;
+extern const fr_transport fr_tp_shm;
 
-/* Pick the transport of every member of w (called at window creation). */
+/* Pick the transport of every member of w (called at window creation, after fr_chan_create):
+ * self, shm for a node peer reachable through a ring, am otherwise. */
 void fr_transport_select(fr_win *w);
+
+/* ---- batch building for the batch transports (am_send.c): flush and notify of am and shm ---- */
+int fr_batch_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail);
+int fr_batch_notify(fr_win *w, int target, const fr_pkt *pkt);
+
+/* ---- the shared-memory channel (tp_shm.c) ---- */
+/* Collective over w->comm unless FLEXRMA_TRANSPORT=am: find the node peers, make this process's
+ * incoming rings and attach to its outgoing ones in the peers' segments; peers[r].chan is set for
+ * every node peer a ring reaches. Fails (FR_ERR_SHM) only with FLEXRMA_TRANSPORT=shm, when a node
+ * peer cannot be reached; the window must then still call fr_chan_agree. */
+int fr_chan_create(fr_win *w);
+/* Collective like fr_chan_create, after fr_transport_select: every member fails if one failed
+ * (rc is this member's result), and learns whether anyone sends it batches as messages
+ * (w->am_rx). Returns the window's result. */
+int fr_chan_agree(fr_win *w, int rc);
+/* Release the rings and the mapped segments (MPI_Win_free, or a creation that failed). */
+void fr_chan_destroy(fr_win *w);
+/* Progress: move batches waiting for ring space, and dispatch every batch that arrived in an
+ * incoming ring. Returns the number of batches handled. */
+int fr_chan_poll(fr_win *w);
 
 /* ---- target-side protocol (sync_*.c) ---- */
 /* An operation from src starts here and completes later (its data moves in its own message):
@@ -70,7 +98,7 @@ static inline int fr_pkt_is_reply(const fr_pkt *p)
 void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len);
 /* Run the packets held for src that may now run (a lock was granted, a post or fence entered). */
 void fr_am_replay_held(fr_win *w, int src);
-/* Receive and dispatch every batch waiting on w; returns the number handled. */
+/* Receive and dispatch every batch waiting on w as a message; returns the number handled. */
 int fr_am_poll(fr_win *w);
 /* Target datatype by id from src (predefined or cached); NULL if unknown. */
 const fr_dtype *fr_am_rxtype(fr_win *w, int src, uint64_t id);

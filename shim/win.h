@@ -19,6 +19,8 @@
 #include "u64map.h"
 
 struct fr_transport;
+struct fr_chan;
+struct fr_chan_peer;
 struct fr_req;
 struct fr_counters;
 struct fr_pkt;
@@ -73,6 +75,7 @@ typedef struct fr_peer {
     int disp_unit;
     uint32_t member_id;        /* identity in the window that survives membership changes */
     const struct fr_transport *tp;
+    struct fr_chan_peer *chan; /* a node peer whose ring I attached to: the rings between us */
 
     /* --- this process as origin, the member as target --- */
     fr_opq q;                  /* operations waiting for the closing synchronization */
@@ -175,6 +178,8 @@ typedef struct fr_win {
     int pending;               /* my requests as origin not yet complete */
     int target_pending;        /* requests serving other origins' operations not yet complete */
     int tag_ub, next_tag;      /* data messages use tags in [FR_TAG_DATA_MIN, tag_ub] */
+    struct fr_chan *chan;      /* shared-memory rings with node peers, or NULL (tp_shm.c) */
+    int am_rx;                 /* members sending me batches as messages: 0 skips the probe */
 
     /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
     int attr_flavor, attr_model;

@@ -61,7 +61,14 @@ typedef struct member_info {
     int64_t size;
     int64_t disp_unit;
     uint64_t uid;       /* the window's identity: rank 0's draw is used */
+    int64_t transport;  /* FLEXRMA_TRANSPORT: it decides which collectives creation runs */
 } member_info;
+
+static const char *const transport_name[] = {[FR_TRANSPORT_AUTO] = "auto",
+                                             [FR_TRANSPORT_AM] = "am",
+                                             [FR_TRANSPORT_SHM] = "shm"};
+
+static void win_destroy(fr_win *w);
 
 /* 64 random bits, so that counters of different windows (even of different jobs meeting
  * through MPI_Comm_connect) never look alike. */
@@ -93,7 +100,8 @@ static int check_create_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm 
     return MPI_SUCCESS;
 }
 
-/* Collective over comm. Every member learns every other member's size and unit. */
+/* Collective over comm. Every member learns every other member's size and unit, and (unless
+ * FLEXRMA_TRANSPORT=am) the members on its node set up their packet rings (tp_shm.c). */
 static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      fr_win **out)
 {
@@ -110,7 +118,7 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     w->attr_model = MPI_WIN_SEPARATE;
     w->id = win_counter++;
 
-    member_info mine = {size, disp_unit, draw_uid()};
+    member_info mine = {size, disp_unit, draw_uid(), fr_opt.transport};
     member_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
     FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                                 MPI_BYTE, w->comm));
@@ -125,7 +133,24 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
         fr_u64map_init(&p->types_recv);
     }
     w->uid = all[0].uid;
+    w->am_rx = w->size - 1; /* everyone else sends messages, unless fr_chan_agree counts fewer */
+    int rc = MPI_SUCCESS;
+    for (int r = 1; r < w->size && rc == MPI_SUCCESS; r++)
+        if (all[r].transport != all[0].transport)
+            rc = fr_errorf(FR_ERR_ARG, "FLEXRMA_TRANSPORT differs between members (rank 0: %s, "
+                                       "rank %d: %s); give every process the same value",
+                           transport_name[all[0].transport], r,
+                           transport_name[all[r].transport]);
     free(all);
+    if (rc == MPI_SUCCESS) {
+        rc = fr_chan_create(w); /* node peers, rings */
+        fr_transport_select(w);
+        rc = fr_chan_agree(w, rc);
+    }
+    if (rc != MPI_SUCCESS) { /* every member fails alike: the decisions came from collectives */
+        win_destroy(w);
+        return rc;
+    }
 
     void *carrier_base;
     FR_CHECK_MPI(PMPI_Win_allocate(0, disp_unit, info, MPI_COMM_SELF, &carrier_base, &w->handle));
@@ -133,7 +158,6 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     PMPI_Comm_get_attr(w->comm, MPI_TAG_UB, &tag_ub, &flag);
     w->tag_ub = flag ? *tag_ub : 32767;
     w->next_tag = FR_TAG_DATA_MIN;
-    fr_transport_select(w);
     *out = w;
     return MPI_SUCCESS;
 }
@@ -189,6 +213,7 @@ static void win_destroy(fr_win *w)
             free(h);
         }
     }
+    fr_chan_destroy(w);
     fr_counters_free(w);
     fr_req_win_gone(w);
     free(w->peers);
