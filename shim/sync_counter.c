@@ -14,7 +14,7 @@
 #include "transport.h"
 
 #include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 
 static void apply(fr_win *w, int src, const fr_pkt *p)
 {
@@ -46,21 +46,14 @@ void fr_target_bump(fr_win *w, int src, const fr_pkt *p)
 void fr_bumps_op_done(fr_win *w, int src)
 {
     fr_peer *peer = &w->peers[src];
-    size_t k = 0;
-    while (k < peer->nbumps && peer->ops_done >= peer->bumps[k].arg)
-        k++;
-    if (k == 0)
-        return;
-    /* Take them out first: applying may complete requests that issue more. */
-    fr_pkt *ready = fr_xmalloc(k * sizeof *ready);
-    for (size_t i = 0; i < k; i++)
-        ready[i] = peer->bumps[i];
-    for (size_t i = k; i < peer->nbumps; i++)
-        peer->bumps[i - k] = peer->bumps[i];
-    peer->nbumps -= k;
-    for (size_t i = 0; i < k; i++)
-        apply(w, src, &ready[i]);
-    free(ready);
+    /* One at a time, taken out before it applies: applying completes requests, which may
+     * send, but never adds a BUMP of src here. */
+    while (peer->nbumps > 0 && peer->ops_done >= peer->bumps[0].arg) {
+        fr_pkt ready = peer->bumps[0];
+        peer->nbumps--;
+        memmove(peer->bumps, peer->bumps + 1, peer->nbumps * sizeof *peer->bumps);
+        apply(w, src, &ready);
+    }
 }
 
 void fr_target_counter_read(fr_win *w, int src, const fr_pkt *p)
@@ -80,6 +73,24 @@ void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p)
         peer->remote_upto = p->arg; /* every operation it covered is complete there */
     if (p->op)
         peer->ack_failed = p->seq;
+}
+
+void fr_ack_ask(fr_win *w, int target, uint64_t upto)
+{
+    fr_peer *p = &w->peers[target];
+    if (p->ack_upto_asked >= upto)
+        return; /* one already asked for covers them */
+    fr_pkt ask = {.type = FR_PKT_BUMP, .flags = FR_PKTF_NOBUMP | FR_PKTF_ACK, .arg = p->ops_sent,
+                  .seq = ++p->acks_asked};
+    p->ack_upto_asked = p->ops_sent;
+    p->tp->notify(w, target, &ask);
+}
+
+int fr_bump_ack_result(fr_win *w, int target, uint64_t seq)
+{
+    if (w->peers[target].ack_failed != seq)
+        return MPI_SUCCESS;
+    return fr_errorf(FR_ERR_COUNTER, "rank %d dropped the bump: the counter was freed", target);
 }
 
 void fr_origin_counter_value(fr_win *w, int src, const fr_pkt *p)

@@ -83,6 +83,12 @@ void fr_target_counter_read(fr_win *w, int src, const fr_pkt *p);
 /* Operations of src completed: BUMPs of src waiting for them may now apply. */
 void fr_bumps_op_done(fr_win *w, int src);
 void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p);
+/* Make sure target was asked to acknowledge once my operations 1..upto to it are complete
+ * there (a BUMP without bump, covering everything sent so far; at most one per need). */
+void fr_ack_ask(fr_win *w, int target, uint64_t upto);
+/* What acknowledgement number seq of a BUMP reports: MPI_SUCCESS, or the error of a bump the
+ * owner dropped (its counter was freed). */
+int fr_bump_ack_result(fr_win *w, int target, uint64_t seq);
 void fr_origin_counter_value(fr_win *w, int src, const fr_pkt *p);
 /* Dispatch a synchronization packet (everything but the operations and TYPE_DROP) from src. */
 void fr_sync_packet(fr_win *w, int src, const fr_pkt *p);

@@ -38,20 +38,12 @@ static void iop_advance(fr_req *r)
     }
     if (o->signal) {
         if (p->acks_got >= o->ack_seq)
-            fr_req_complete(r, p->ack_failed == o->ack_seq
-                                   ? fr_errorf(FR_ERR_COUNTER, "rank %d dropped the bump: the "
-                                                               "counter was freed", o->target)
-                                   : MPI_SUCCESS);
+            fr_req_complete(r, fr_bump_ack_result(w, o->target, o->ack_seq));
         return;
     }
     if (o->need_remote && p->remote_upto < o->ordinal) {
         /* One acknowledgement covers every operation sent so far, for all requests waiting. */
-        if (p->ack_upto_asked < o->ordinal) {
-            fr_pkt ask = {.type = FR_PKT_BUMP, .flags = FR_PKTF_NOBUMP | FR_PKTF_ACK,
-                          .arg = p->ops_sent, .seq = ++p->acks_asked};
-            p->ack_upto_asked = p->ops_sent;
-            p->tp->notify(w, o->target, &ask);
-        }
+        fr_ack_ask(w, o->target, o->ordinal);
         return;
     }
     fr_req_complete(r, MPI_SUCCESS);

@@ -129,11 +129,7 @@ static void ops_advance(fr_req *r)
         return;
     if (p->acks_got < so->ack_seq || p->pending)
         return;
-    if (p->ack_failed == so->bump_seq)
-        finish(so, fr_errorf(FR_ERR_COUNTER, "rank %d dropped the bump: the counter was freed",
-                             so->target));
-    else
-        finish(so, MPI_SUCCESS);
+    finish(so, fr_bump_ack_result(r->w, so->target, so->bump_seq));
 }
 
 static const fr_req_class sync_ops_class = {
