@@ -8,6 +8,7 @@
  * (COMPLETE or UNLOCK). Payloads up to FLEXRMA_EAGER_MAX travel inside the batch; larger ones go
  * in a message of their own straight from the user's buffer with the user's datatype, and a get
  * posts its receive into the user's buffer before the batch leaves. */
+#include "direct.h"
 #include "progress.h"
 #include "request.h"
 #include "next.h"
@@ -121,6 +122,12 @@ static const uint8_t pkt_of_kind[] = {[FR_OP_PUT] = FR_PKT_PUT, [FR_OP_GET] = FR
 
 static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
 {
+    int rc;
+    if (fr_direct_try(w, t, op, &rc)) {
+        if (op->req) /* complete at both ends: no ordinal to wait for */
+            op->req->cls->op_issued(op->req, 0, 1);
+        return rc;
+    }
     fr_peer *p = &w->peers[t];
     const fr_dtype *td = op->target_dt;
     fr_pkt h = {.type = pkt_of_kind[op->kind], .epoch = (uint8_t)op->epoch, .op = op->op_index,
@@ -138,7 +145,7 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
     if (fr_op_is_eager(op)) {
         h.flags |= FR_PKTF_INLINE;
         unsigned char *data = batch_add(w, t, b, &h, desc);
-        int rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
+        rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
         if (op->req)
             op->req->cls->op_issued(op->req, ordinal, 1); /* packed: complete here */
         return rc;
@@ -159,7 +166,7 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
     return MPI_SUCCESS;
 }
 
-int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail)
+int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trail)
 {
     fr_peer *p = &w->peers[t];
     batch b = {0};
@@ -180,8 +187,10 @@ int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, const fr_pkt
                     rc = orc;
             }
     fr_opq_clear(q);
-    if (trail)
+    if (trail) {
+        trail->arg = p->ops_sent;
         batch_add(w, t, &b, trail, NULL);
+    }
     batch_send(w, t, &b);
     return rc;
 }

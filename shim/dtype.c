@@ -400,3 +400,24 @@ int fr_unpack(const void *in, size_t len, void *buf, int count, const fr_dtype *
     }
     return MPI_SUCCESS;
 }
+
+int fr_copy_typed(const void *src, int scount, const fr_dtype *sdt, void *dst, int dcount,
+                  const fr_dtype *ddt, size_t bytes)
+{
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    if (sdt->contiguous && ddt->contiguous) {
+        memmove(dst, src, bytes);
+        return MPI_SUCCESS;
+    }
+    if (sdt->contiguous)
+        return fr_unpack(src, bytes, dst, dcount, ddt);
+    if (ddt->contiguous)
+        return fr_pack(src, scount, sdt, dst, bytes);
+    void *tmp = fr_xmalloc(bytes);
+    int rc = fr_pack(src, scount, sdt, tmp, bytes);
+    if (rc == MPI_SUCCESS)
+        rc = fr_unpack(tmp, bytes, dst, dcount, ddt);
+    free(tmp);
+    return rc;
+}

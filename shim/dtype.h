@@ -81,5 +81,10 @@ MPI_Count fr_dtype_bytes(const fr_dtype *d, int count);
 int fr_pack(const void *buf, int count, const fr_dtype *d, void *out, size_t outlen);
 /* Copy the packed bytes `in` (len bytes) into count elements at buf (layout d). */
 int fr_unpack(const void *in, size_t len, void *buf, int count, const fr_dtype *d);
+/* Move `bytes` of data from (src, scount, sdt) to (dst, dcount, ddt): one memmove when both
+ * layouts are contiguous, one pack or unpack when one is, pack + unpack through a temporary
+ * otherwise. */
+int fr_copy_typed(const void *src, int scount, const fr_dtype *sdt, void *dst, int dcount,
+                  const fr_dtype *ddt, size_t bytes);
 
 #endif

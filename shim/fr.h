@@ -36,6 +36,7 @@ typedef struct fr_options {
     int fence_direct_max; /* FLEXRMA_FENCE_DIRECT_MAX: largest window closing fences directly */
     unsigned spin_polls;  /* FLEXRMA_SPIN_POLLS: idle polls before a wait yields the core */
     fr_transport_mode transport; /* FLEXRMA_TRANSPORT */
+    int direct;         /* FLEXRMA_DIRECT (default 1): copy straight into node peers' windows */
     size_t shm_ring;    /* FLEXRMA_SHM_RING: bytes of each same-node packet ring (rounded up to a
                            power of two, 1 KiB to 1 GiB) */
 } fr_options;

@@ -68,6 +68,7 @@ static void read_options(void)
     fr_opt.spin_polls = (unsigned)env_size("FLEXRMA_SPIN_POLLS", 32);
     fr_opt.transport = fr_opt.disabled ? FR_TRANSPORT_AUTO : env_transport("FLEXRMA_TRANSPORT");
     fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
+    fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
 }
 
 /* Everything that needs MPI to be initialized. */

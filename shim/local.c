@@ -4,31 +4,6 @@
 #include "win.h"
 
 #include <stdlib.h>
-#include <string.h>
-
-/* Move `bytes` of data from (src, scount, sdt) to (dst, dcount, ddt): one memmove when both
- * layouts are contiguous, one pack or unpack when one is, pack + unpack through a temporary
- * otherwise. */
-static int copy_typed(const void *src, int scount, const fr_dtype *sdt, void *dst, int dcount,
-                      const fr_dtype *ddt, size_t bytes)
-{
-    if (bytes == 0)
-        return MPI_SUCCESS;
-    if (sdt->contiguous && ddt->contiguous) {
-        memmove(dst, src, bytes);
-        return MPI_SUCCESS;
-    }
-    if (sdt->contiguous)
-        return fr_unpack(src, bytes, dst, dcount, ddt);
-    if (ddt->contiguous)
-        return fr_pack(src, scount, sdt, dst, bytes);
-    void *tmp = fr_xmalloc(bytes);
-    int rc = fr_pack(src, scount, sdt, tmp, bytes);
-    if (rc == MPI_SUCCESS)
-        rc = fr_unpack(tmp, bytes, dst, dcount, ddt);
-    free(tmp);
-    return rc;
-}
 
 int fr_local_op(fr_win *w, const fr_op *op)
 {
@@ -36,10 +11,10 @@ int fr_local_op(fr_win *w, const fr_op *op)
     size_t bytes = (size_t)op->bytes;
     switch (op->kind) {
     case FR_OP_PUT:
-        return copy_typed(op->origin_addr, op->origin_count, op->origin_dt, target,
+        return fr_copy_typed(op->origin_addr, op->origin_count, op->origin_dt, target,
                           op->target_count, op->target_dt, bytes);
     case FR_OP_GET:
-        return copy_typed(target, op->target_count, op->target_dt, op->origin_addr,
+        return fr_copy_typed(target, op->target_count, op->target_dt, op->origin_addr,
                           op->origin_count, op->origin_dt, bytes);
     case FR_OP_ACC: {
         const void *packed = op->origin_addr;

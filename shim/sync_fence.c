@@ -26,6 +26,7 @@
  * MPI_MODE_NOSTORE and MPI_MODE_NOPUT are accepted; the message transport has no cache to
  * flush, so they change nothing.
  */
+#include "direct.h"
 #include "entry.h"
 #include "next.h"
 #include "progress.h"
@@ -51,8 +52,7 @@ static int issue_all(fr_win *w, int announce)
         fr_peer *p = &w->peers[t];
         if (t == w->rank || (!announce && p->q.n == 0))
             continue;
-        fr_pkt done = {.type = FR_PKT_FENCE_DONE, .seq = w->fence_count,
-                       .arg = p->ops_sent + p->q.n};
+        fr_pkt done = {.type = FR_PKT_FENCE_DONE, .seq = w->fence_count};
         int trc = p->tp->flush(w, t, &p->q, NULL, announce ? &done : NULL);
         if (rc == MPI_SUCCESS)
             rc = trc;
@@ -77,6 +77,8 @@ static int direct_complete(void *arg)
 
 static int fence_close_direct(fr_win *w)
 {
+    for (int t = 0; t < w->size; t++) /* large copies wait for the target to be in the epoch */
+        fr_direct_await(w, t, &w->peers[t].q);
     int rc = issue_all(w, 1);
     fr_wait_until(direct_complete, w);
     return rc;
@@ -135,6 +137,8 @@ static int fence(fr_win *w, int assert)
         rc = w->size <= fr_opt.fence_direct_max ? fence_close_direct(w) : fence_close_rs(w);
     w->fence_ops = 0;
     w->fence = (assert & MPI_MODE_NOSUCCEED) ? FR_FENCE_OFF : FR_FENCE_ARMED;
+    w->fence_opened = w->fence_count;
+    fr_direct_fence_passed(w);
     w->st.fences++;
     return rc;
 }

@@ -206,7 +206,7 @@ static int unlock(fr_win *w, int rank)
         return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_unlock(%d) without a matching "
                                                 "MPI_Win_lock", rank);
     fr_pkt lockpkt;
-    fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK, .arg = p->ops_sent + p->q.n,
+    fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK,
                         .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
     p->unlock_acked = 0;
     rc = p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);

@@ -20,6 +20,7 @@
  * Memory ordering: as for fence, every store into this process's window is its own (it receives,
  * unpacks and reduces), and is counted before MPI_Win_wait returns.
  */
+#include "direct.h"
 #include "entry.h"
 #include "next.h"
 #include "progress.h"
@@ -53,6 +54,7 @@ static int post(fr_win *w, MPI_Group group, int assert)
         if (p->held)
             fr_am_replay_held(w, ranks[i]);
     }
+    fr_direct_posted(w, ranks, n);
     return MPI_SUCCESS;
 }
 
@@ -125,8 +127,10 @@ static int start(fr_win *w, MPI_Group group, int assert)
     w->start_active = 1;
     w->start_ranks = ranks;
     w->nstart = n;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         w->peers[ranks[i]].in_start = 1;
+        fr_direct_started(w, ranks[i]);
+    }
     w->fence = FR_FENCE_OFF;
     return MPI_SUCCESS;
 }
@@ -145,7 +149,8 @@ static int complete(fr_win *w)
     for (int i = 0; i < w->nstart; i++) {
         int t = w->start_ranks[i];
         fr_peer *p = &w->peers[t];
-        fr_pkt done = {.type = FR_PKT_COMPLETE, .arg = p->ops_sent + p->q.n};
+        fr_pkt done = {.type = FR_PKT_COMPLETE};
+        fr_direct_await(w, t, &p->q); /* large copies wait for the matching post */
         int trc = p->tp->flush(w, t, &p->q, NULL, &done);
         if (rc == MPI_SUCCESS)
             rc = trc;

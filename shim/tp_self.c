@@ -3,7 +3,7 @@
 #include "request.h"
 #include "transport.h"
 
-static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail)
+static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_pkt *trail)
 {
     fr_peer *p = &w->peers[target];
     int rc = MPI_SUCCESS;
@@ -19,8 +19,10 @@ static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, cons
         fr_target_op_done(w, target, q->ops[i].epoch, 0);
     }
     fr_opq_clear(q);
-    if (trail)
+    if (trail) {
+        trail->arg = p->ops_sent;
         fr_sync_packet(w, target, trail);
+    }
     return rc;
 }
 

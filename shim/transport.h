@@ -21,8 +21,12 @@
 typedef struct fr_transport {
     const char *name;
     /* Issue every operation of queue q (one of target's, which it empties), preceded by `lead`
-     * and followed by `trail` when they are not NULL. Returns without waiting for completion. */
-    int (*flush)(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail);
+     * and followed by `trail` when they are not NULL. The trail (COMPLETE, UNLOCK, FENCE_DONE,
+     * BUMP) gets in `arg` the number of my operations to target that travel, this batch's
+     * included: the count the target must have completed before it acts on the trail
+     * (operations copied straight into its window, direct.h, are complete already and not
+     * counted). Returns without waiting for completion. */
+    int (*flush)(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_pkt *trail);
     /* Send one synchronization packet that carries no data (UNLOCK_ACK). */
     int (*notify)(fr_win *w, int target, const fr_pkt *pkt);
     /* Batch transports: carry one batch (malloc'ed; the transport frees it) to target. Never
@@ -40,7 +44,7 @@ extern const fr_transport fr_tp_shm;
 void fr_transport_select(fr_win *w);
 
 /* ---- batch building for the batch transports (am_send.c): flush and notify of am and shm ---- */
-int fr_batch_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, const fr_pkt *trail);
+int fr_batch_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_pkt *trail);
 int fr_batch_notify(fr_win *w, int target, const fr_pkt *pkt);
 
 /* ---- the shared-memory channel (tp_shm.c) ---- */

@@ -24,6 +24,7 @@ struct fr_chan_peer;
 struct fr_req;
 struct fr_counters;
 struct fr_pkt;
+struct fr_direct;
 
 /* The kind of epoch an RMA operation belongs to; carried in every operation packet so the target
  * can account completions per synchronization method. */
@@ -133,6 +134,7 @@ typedef struct fr_lockreq {
 typedef struct fr_win_stats {
     uint64_t puts, gets, accs, bytes;
     uint64_t fences, pscw, locks;
+    uint64_t direct;           /* operations copied straight into or out of a peer's window */
 } fr_win_stats;
 
 typedef enum fr_fence_state {
@@ -158,6 +160,7 @@ typedef struct fr_win {
     fr_fence_state fence;
     uint64_t fence_ops;        /* operations issued in the current fence epoch */
     uint64_t fence_count;      /* MPI_Win_fence calls this process has entered */
+    uint64_t fence_opened;     /* number of the fence that opened the current fence epoch */
     int start_active;
     int *start_ranks, nstart;
     int nlocks;                /* members I hold a lock epoch on */
@@ -180,6 +183,7 @@ typedef struct fr_win {
     int tag_ub, next_tag;      /* data messages use tags in [FR_TAG_DATA_MIN, tag_ub] */
     struct fr_chan *chan;      /* shared-memory rings with node peers, or NULL (tp_shm.c) */
     int am_rx;                 /* members sending me batches as messages: 0 skips the probe */
+    struct fr_direct *direct;  /* single-copy access to node peers' windows (direct.h) */
 
     /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
     int attr_flavor, attr_model;

@@ -10,6 +10,7 @@
  * and MPI_WIN_MODEL from the flexrma window.
  */
 #include "counters.h"
+#include "direct.h"
 #include "entry.h"
 #include "next.h"
 #include "progress.h"
@@ -147,6 +148,8 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
         fr_transport_select(w);
         rc = fr_chan_agree(w, rc);
     }
+    if (rc == MPI_SUCCESS)
+        rc = fr_direct_setup(w); /* after the channel: it maps only peers a ring reaches */
     if (rc != MPI_SUCCESS) { /* every member fails alike: the decisions came from collectives */
         win_destroy(w);
         return rc;
@@ -213,6 +216,7 @@ static void win_destroy(fr_win *w)
             free(h);
         }
     }
+    fr_direct_destroy(w);
     fr_chan_destroy(w);
     fr_counters_free(w);
     fr_req_win_gone(w);

@@ -52,7 +52,7 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
         fr_opq_push(&one, &op);
         fr_rma_count(w, &op);
     }
-    fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = ref.key, .arg = p->ops_sent + one.n};
+    fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = ref.key}; /* arg: set by flush */
     if (o) {
         o->signal = 1;
         o->need_remote = 1;

@@ -80,16 +80,17 @@ static void send_bump(sync_ops *so, fr_peer *p, int flags, int with_ops)
 {
     fr_win *w = so->req.w;
     fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = so->key, .flags = (uint8_t)flags,
-                   .arg = p->ops_sent + (with_ops ? p->cq.n : 0)};
+                   .arg = p->ops_sent}; /* flush sets it to include the queued operations */
     if (so->remote) {
         bump.flags |= FR_PKTF_ACK;
         bump.seq = so->ack_seq = ++p->acks_asked;
-        so->acked_upto = bump.arg;
     }
     if (with_ops)
         p->tp->flush(w, so->target, &p->cq, NULL, &bump);
     else
         p->tp->notify(w, so->target, &bump);
+    if (so->remote)
+        so->acked_upto = bump.arg;
 }
 
 /* Flush the covered operations; once complete here, send what `flags` says. Returns whether it

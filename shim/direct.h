@@ -1,0 +1,58 @@
+/* direct.h - single-copy access to a node peer's window: the origin copies put data straight into
+ * the target's window memory, and get data straight out of it, while the closing call runs.
+ *
+ * Two ways to reach a peer's window (chosen per peer at window creation, tried in this order):
+ *  - mapped: the window lies in one MPI_Alloc_mem segment (shm_seg.h), which this process maps
+ *    (shm_map.h); a copy is a memcpy, or a pack/unpack for derived datatypes;
+ *  - cma: any other memory (malloc, stack, static), through process_vm_writev/readv; one system
+ *    call per operation, so only for payloads above the eager limit, and only where the target
+ *    layout is contiguous (the origin side may be anything: it is packed first).
+ * A peer that neither reaches keeps the batch path (data inside the batch or in a message).
+ *
+ * When a copy may happen: the target must have opened its window to this origin's epoch, which
+ * each member announces in a small page of shared per-window state that its node peers map:
+ *  - fence: the number of the last fence it completed (an operation of the epoch before may
+ *    still be landing while it waits in the fence, and a get must not overtake it); only with
+ *    the direct fence scheme, where the target leaves its closing fence after every
+ *    origin's FENCE_DONE, which the origin sends after its copies (the reduce-scatter scheme
+ *    counts only operations that travel, so its windows keep the batch path);
+ *  - post/start/complete/wait: how many exposure epochs it has posted to each origin; the
+ *    origin's k-th access epoch to it matches its k-th post (MPI matches them in order);
+ *  - counter epochs (sync-ops requests, MPIX_Put_signal): always, the window being exposed to
+ *    counter-synchronized access for its whole life (specification section 6);
+ *  - lock epochs: not yet (the lock is granted by the target; its packets are held until then).
+ * A copied operation is complete at both ends when the copy returns. It is never sent and never
+ * numbered (fr_peer.ops_sent): the packet that closes the epoch follows it in the same ring,
+ * published with release order after the copy, so a target that has run that packet sees the
+ * data, and its counts (which only concern operations that travel) need no change.
+ *
+ * Callers hold the engine lock. */
+#ifndef FR_DIRECT_H
+#define FR_DIRECT_H
+
+#include "win.h"
+
+/* Collective over w->comm unless FLEXRMA_TRANSPORT=am, after the channel is set up: make this
+ * member's state page, publish it with the description of its window memory, and map the
+ * window memory and state of every node peer whose ring this process reached. A peer that
+ * cannot be reached directly is simply left on the batch path; only running out of memory fails. */
+int fr_direct_setup(fr_win *w);
+void fr_direct_destroy(fr_win *w);
+
+/* Announce to node peers: this process has completed fence number w->fence_count (everything
+ * issued before it is in its window; it is now in the epoch that fence opened). */
+void fr_direct_fence_passed(fr_win *w);
+/* Announce to node peers: this process posted an exposure epoch to the n ranks. */
+void fr_direct_posted(fr_win *w, const int *ranks, int n);
+/* MPI_Win_start: my next access epoch includes target. */
+void fr_direct_started(fr_win *w, int target);
+
+/* Copy op to target now if the target's window can be reached and its epoch allows it.
+ * Returns 1 if done (*rc: the copy's result), 0 if the op must travel in a batch. */
+int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
+/* Before a closing call issues q to target: if some operation of q is large enough that a copy
+ * beats the message path and only the target's permission is missing, wait for it (complete
+ * may wait for the matching post; a fence for the target to enter the fence opening the epoch). */
+void fr_direct_await(fr_win *w, int target, const fr_opq *q);
+
+#endif
