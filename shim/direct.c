@@ -10,6 +10,7 @@
 #include "direct.h"
 #include "next.h"
 #include "progress.h"
+#include "shm_lock.h"
 #include "shm_map.h"
 #include "shm_seg.h"
 #include "transport.h"
@@ -27,7 +28,8 @@ typedef struct dstate {
     AO_t size;              /* window members: entries of posted[] */
     AO_t fence_passed;      /* number of the last fence this member completed: every operation
                                of the epochs before it is in its window */
-    AO_t pad[5];            /* posted[] starts on its own cache line */
+    AO_t pad[5];            /* the lock on a cache line of its own */
+    fr_lockword lock;       /* the passive-target lock on its window (shm_lock.h) */
     AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative */
 } dstate;
 
@@ -41,7 +43,7 @@ typedef struct dpeer {
     fr_peer_proc *proc;     /* holds the mappings below */
     uint64_t win_serial;    /* mapped window segment, 0 if none */
     uint64_t state_serial;  /* mapped state page */
-    const dstate *state;
+    dstate *state;
     uint64_t starts;        /* my access epochs that included it (MPI_Win_start) */
 } dpeer;
 
@@ -73,7 +75,7 @@ static void map_peer(fr_win *w, dpeer *d, const direct_info *in)
     if (fr_seg_map_remote(d->proc, &in->state, &base) != MPI_SUCCESS)
         return;
     d->state_serial = in->state.serial;
-    d->state = (const dstate *)((char *)base + in->state.offset);
+    d->state = (dstate *)((char *)base + in->state.offset);
     if (in->state.size < in->state.offset + state_bytes(w->size) ||
         AO_load_acquire(&d->state->magic) != STATE_MAGIC ||
         AO_load(&d->state->size) != (AO_t)w->size)
@@ -191,7 +193,7 @@ static int suits(const dpeer *d, const fr_op *op)
 }
 
 /* Has the target opened its window to op's epoch? (acquire: its window stores before that) */
-static int permitted(const fr_win *w, const dpeer *d, const fr_op *op)
+static int permitted(const fr_win *w, int target, const dpeer *d, const fr_op *op)
 {
     switch (op->epoch) {
     case FR_EPOCH_COUNTER:
@@ -201,6 +203,10 @@ static int permitted(const fr_win *w, const dpeer *d, const fr_op *op)
                AO_load_acquire(&d->state->fence_passed) >= (AO_t)w->fence_opened;
     case FR_EPOCH_PSCW:
         return AO_load_acquire(&d->state->posted[w->rank]) >= (AO_t)d->starts;
+    case FR_EPOCH_LOCK: {
+        const fr_peer *p = &w->peers[target];
+        return p->lock_nocheck || p->dlock == FR_DLOCK_HELD;
+    }
     default:
         return 0;
     }
@@ -242,7 +248,7 @@ static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
 {
     dpeer *d = peer_of(w, target);
-    if (!d || !suits(d, op) || !permitted(w, d, op))
+    if (!d || !suits(d, op) || !permitted(w, target, d, op))
         return 0;
     *rc = d->mode == D_MAP ? copy_map(w, d, target, op) : copy_cma(w, d, target, op);
     w->st.direct++;
@@ -251,6 +257,7 @@ int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
 
 typedef struct await_arg {
     fr_win *w;
+    int target;
     const dpeer *d;
     const fr_op *op;
 } await_arg;
@@ -258,7 +265,7 @@ typedef struct await_arg {
 static int permission_arrived(void *arg)
 {
     const await_arg *a = arg;
-    return permitted(a->w, a->d, a->op);
+    return permitted(a->w, a->target, a->d, a->op);
 }
 
 void fr_direct_await(fr_win *w, int target, const fr_opq *q)
@@ -271,9 +278,19 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
         int waitable = op->epoch == FR_EPOCH_PSCW ||
                        (op->epoch == FR_EPOCH_FENCE && w->size <= fr_opt.fence_direct_max);
         if (waitable && !fr_op_is_eager(op) && suits(d, op)) {
-            await_arg a = {w, d, op};
+            await_arg a = {w, target, d, op};
             fr_wait_until(permission_arrived, &a);
             return; /* one permission covers the whole queue: it is one epoch */
         }
     }
+}
+
+fr_lockword *fr_direct_lockword(fr_win *w, int rank)
+{
+    if (!w->direct)
+        return NULL;
+    if (rank == w->rank)
+        return w->direct->mine ? &w->direct->mine->lock : NULL;
+    dpeer *d = peer_of(w, rank);
+    return d ? &d->state->lock : NULL;
 }

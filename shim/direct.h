@@ -20,7 +20,8 @@
  *    origin's k-th access epoch to it matches its k-th post (MPI matches them in order);
  *  - counter epochs (sync-ops requests, MPIX_Put_signal): always, the window being exposed to
  *    counter-synchronized access for its whole life (specification section 6);
- *  - lock epochs: not yet (the lock is granted by the target; its packets are held until then).
+ *  - lock epochs: once this origin holds the target's lock, taken in the target's shared lock
+ *    word (shm_lock.h), or with MPI_MODE_NOCHECK.
  * A copied operation is complete at both ends when the copy returns. It is never sent and never
  * numbered (fr_peer.ops_sent): the packet that closes the epoch follows it in the same ring,
  * published with release order after the copy, so a target that has run that packet sees the
@@ -46,6 +47,11 @@ void fr_direct_fence_passed(fr_win *w);
 void fr_direct_posted(fr_win *w, const int *ranks, int n);
 /* MPI_Win_start: my next access epoch includes target. */
 void fr_direct_started(fr_win *w, int target);
+
+/* The lock word of rank's window (shm_lock.h) if this process uses it: its own when it has a
+ * shared state page, a node peer's when mapped (then every lock request of this process on it
+ * takes a ticket there itself). NULL: the lock travels in LOCK/UNLOCK packets. */
+struct fr_lockword *fr_direct_lockword(fr_win *w, int rank);
 
 /* Copy op to target now if the target's window can be reached and its epoch allows it.
  * Returns 1 if done (*rc: the copy's result), 0 if the op must travel in a batch. */

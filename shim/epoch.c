@@ -76,7 +76,7 @@ int fr_win_issue_now(fr_win *w, int target)
     int rc = MPI_SUCCESS;
     if (p->cq.n)
         rc = p->tp->flush(w, target, &p->cq, NULL, NULL);
-    if (p->q.n) {
+    if (p->q.n && fr_lock_may_issue(w, target)) {
         fr_pkt lock;
         int qrc = p->tp->flush(w, target, &p->q, fr_lock_lead(w, target, &lock), NULL);
         if (rc == MPI_SUCCESS)

@@ -77,6 +77,8 @@ int fr_progress(void)
     for (fr_win *w = fr_windows; w; w = w->next) {
         events += fr_chan_poll(w);
         events += fr_am_poll(w);
+        if (w->lk_waiting)
+            fr_lock_poll(w); /* lock requests queued in my shared lock word */
     }
     events += complete_pending();
     events += fr_req_progress();

@@ -20,9 +20,20 @@
  *
  * MPI_MODE_NOCHECK (no conflicting lock can exist): no LOCK packet is sent, the operations run at
  * once, and UNLOCK only waits for their completion.
+ *
+ * Shared lock word (shm_lock.h). A target with a shared state page (direct.h) keeps its lock as a
+ * ticket lock there instead of the queue above: node peers that map the page take and release
+ * it themselves with atomics, the target draws tickets for the origins that send LOCK packets
+ * (granting them from the progress engine when their turn comes), and for itself. Such an
+ * origin's MPI_Win_unlock waits for its turn, copies its puts and gets straight into the window
+ * (direct.c), sends whatever must travel (accumulates) with a request for acknowledgement, and
+ * releases once that is acknowledged: no LOCK, UNLOCK or UNLOCK_ACK, and no work for the target
+ * when everything is copied.
  */
+#include "direct.h"
 #include "entry.h"
 #include "next.h"
+#include "shm_lock.h"
 #include "progress.h"
 #include "transport.h"
 
@@ -64,9 +75,44 @@ static void grant(fr_win *w, int src, int type)
         fr_am_replay_held(w, src);
 }
 
+static int exclusive(int type) { return type == MPI_LOCK_EXCLUSIVE; }
+
+/* Ticket mode: src's ticket entered my lock word. */
+static void ticket_granted(fr_win *w, int src)
+{
+    fr_peer *p = &w->peers[src];
+    p->lk = FR_LK_GRANTED;
+    if (p->held)
+        fr_am_replay_held(w, src);
+}
+
+void fr_lock_poll(fr_win *w)
+{
+    fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    for (int r = 0; r < w->size && w->lk_waiting > 0; r++) {
+        fr_peer *p = &w->peers[r];
+        if (p->lk == FR_LK_WAITING && fr_lockword_enter(lw, p->lk_ticket, exclusive(p->lk_type))) {
+            w->lk_waiting--;
+            ticket_granted(w, r);
+        }
+    }
+}
+
 int fr_target_lock(fr_win *w, int src, int type)
 {
     fr_peer *p = &w->peers[src];
+    fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    if (lw) {
+        p->lk_ticket = fr_lockword_take(lw);
+        p->lk_type = type;
+        if (fr_lockword_enter(lw, p->lk_ticket, exclusive(type))) {
+            ticket_granted(w, src);
+            return 1;
+        }
+        p->lk = FR_LK_WAITING;
+        w->lk_waiting++;
+        return 0;
+    }
     int free_now = w->lk_holders == 0;
     int share = type == MPI_LOCK_SHARED && w->lk_mode == MPI_LOCK_SHARED && w->lk_len == 0;
     if (free_now || share) {
@@ -103,7 +149,11 @@ static void try_release(fr_win *w, int src)
     if (!p->unlock_seen || p->ops_done < p->unlock_upto)
         return;
     p->unlock_seen = 0;
-    if (!p->unlock_nocheck) {
+    fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    if (!p->unlock_nocheck && lw) {
+        p->lk = FR_LK_IDLE;
+        fr_lockword_release(lw, p->lk_ticket, exclusive(p->lk_type));
+    } else if (!p->unlock_nocheck) {
         p->lk = FR_LK_IDLE;
         if (--w->lk_holders == 0) {
             w->lk_mode = 0;
@@ -134,11 +184,38 @@ void fr_lock_op_done(fr_win *w, int src)
 
 void fr_origin_unlock_acked(fr_win *w, int src) { w->peers[src].unlock_acked = 1; }
 
+/* My lock epoch on target takes the lock in target's shared lock word myself. */
+static fr_lockword *own_lockword(fr_win *w, int target)
+{
+    fr_peer *p = &w->peers[target];
+    if (!p->lock_held || p->lock_nocheck || target == w->rank)
+        return NULL;
+    return fr_direct_lockword(w, target);
+}
+
+int fr_lock_may_issue(fr_win *w, int target)
+{
+    fr_peer *p = &w->peers[target];
+    fr_lockword *lw = own_lockword(w, target);
+    if (!lw)
+        return 1;
+    if (p->dlock == FR_DLOCK_NONE) {
+        p->dlock_ticket = fr_lockword_take(lw);
+        p->dlock = FR_DLOCK_WAITING;
+    }
+    if (p->dlock == FR_DLOCK_WAITING &&
+        fr_lockword_enter(lw, p->dlock_ticket, exclusive(p->lock_held)))
+        p->dlock = FR_DLOCK_HELD;
+    return p->dlock == FR_DLOCK_HELD;
+}
+
 const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf)
 {
     fr_peer *p = &w->peers[target];
-    /* The lock on myself was taken in MPI_Win_lock; NOCHECK takes none. */
-    if (!p->lock_held || p->lock_nocheck || target == w->rank || p->lock_sent)
+    /* The lock on myself was taken in MPI_Win_lock; NOCHECK takes none; a shared lock word is
+     * taken by the origin itself (fr_lock_may_issue). */
+    if (!p->lock_held || p->lock_nocheck || target == w->rank || p->lock_sent ||
+        own_lockword(w, target))
         return NULL;
     *buf = (fr_pkt){.type = FR_PKT_LOCK, .lock_type = (uint8_t)p->lock_held};
     p->lock_sent = 1;
@@ -161,6 +238,35 @@ static int unlock_done(void *arg)
     peer_wait *pw = arg;
     fr_peer *p = &pw->w->peers[pw->rank];
     return p->unlock_acked && p->pending == 0;
+}
+
+static int may_issue(void *arg)
+{
+    peer_wait *pw = arg;
+    return fr_lock_may_issue(pw->w, pw->rank);
+}
+
+static int acked(void *arg)
+{
+    peer_wait *pw = arg;
+    fr_peer *p = &pw->w->peers[pw->rank];
+    return p->remote_upto >= p->ops_sent && p->pending == 0;
+}
+
+/* Unlock of a lock taken in target's shared lock word: wait for my turn, copy or send the
+ * operations, and release once those that travelled are acknowledged. */
+static int unlock_own(fr_win *w, int rank, fr_lockword *lw)
+{
+    fr_peer *p = &w->peers[rank];
+    peer_wait pw = {w, rank};
+    fr_wait_until(may_issue, &pw);
+    int rc = p->q.n ? p->tp->flush(w, rank, &p->q, NULL, NULL) : MPI_SUCCESS;
+    if (p->remote_upto < p->ops_sent)
+        fr_ack_ask(w, rank, p->ops_sent);
+    fr_wait_until(acked, &pw);
+    fr_lockword_release(lw, p->dlock_ticket, exclusive(p->lock_held));
+    p->dlock = FR_DLOCK_NONE;
+    return rc;
 }
 
 static int lock(fr_win *w, int type, int rank, int assert)
@@ -205,15 +311,19 @@ static int unlock(fr_win *w, int rank)
     if (!p->lock_held)
         return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_unlock(%d) without a matching "
                                                 "MPI_Win_lock", rank);
-    fr_pkt lockpkt;
-    fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK,
-                        .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
-    p->unlock_acked = 0;
-    rc = p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);
-    peer_wait pw = {w, rank};
-    fr_wait_until(unlock_done, &pw);
-    if (p->remote_upto < unlockpkt.arg)
-        p->remote_upto = unlockpkt.arg;
+    fr_lockword *lw = own_lockword(w, rank);
+    if (lw) {
+        rc = unlock_own(w, rank, lw);
+    } else {
+        fr_pkt lockpkt;
+        fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK, .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
+        p->unlock_acked = 0;
+        rc = p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);
+        peer_wait pw = {w, rank};
+        fr_wait_until(unlock_done, &pw);
+        if (p->remote_upto < unlockpkt.arg)
+            p->remote_upto = unlockpkt.arg;
+    }
     p->lock_held = 0;
     p->lock_nocheck = 0;
     p->lock_sent = 0;

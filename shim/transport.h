@@ -78,6 +78,11 @@ void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
 /* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
 void fr_lock_op_done(fr_win *w, int src);
 void fr_origin_unlock_acked(fr_win *w, int src);
+/* Progress: grant the lock requests waiting in my shared lock word whose turn came. */
+void fr_lock_poll(fr_win *w);
+/* May what is queued to target be issued now? Not while my lock epoch on it waits for its turn
+ * in its shared lock word (drawing the ticket on the first call). */
+int fr_lock_may_issue(fr_win *w, int target);
 /* The LOCK packet that must precede my next batch to target (in *buf), or NULL if none is due:
  * not a lock epoch, MPI_MODE_NOCHECK, myself, or already sent this epoch. */
 const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf);

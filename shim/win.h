@@ -69,6 +69,8 @@ typedef struct fr_held {
 } fr_held;
 
 typedef enum fr_lockstate { FR_LK_IDLE = 0, FR_LK_WAITING, FR_LK_GRANTED } fr_lockstate;
+/* An origin's own hold on a node peer's shared lock word (direct.h). */
+enum { FR_DLOCK_NONE = 0, FR_DLOCK_WAITING, FR_DLOCK_HELD };
 
 /* One member of the window as seen from this process, in both roles. */
 typedef struct fr_peer {
@@ -94,6 +96,8 @@ typedef struct fr_peer {
     int lock_held;             /* MPI_LOCK_* of my lock epoch on it, 0 if none */
     int lock_nocheck;
     int lock_sent;             /* the LOCK of my lock epoch on it left already (fr_lock_lead) */
+    int dlock;                 /* FR_DLOCK_*: my lock epoch's lock, taken in its shared lock word */
+    uint64_t dlock_ticket;     /* ... with this ticket */
     uint64_t remote_upto;      /* my operations 1..remote_upto to it are known complete there */
     uint64_t ack_upto_asked;   /* the largest operation count an acknowledgement was asked for */
     int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
@@ -116,6 +120,8 @@ typedef struct fr_peer {
     int complete_seen;         /* its COMPLETE for my current exposure epoch arrived */
     uint64_t complete_upto;    /* ... covering its operations up to this count */
     fr_lockstate lk;           /* its lock request on my window */
+    uint64_t lk_ticket;        /* ... its ticket in my shared lock word, when I have one */
+    int lk_type;
     int unlock_seen;           /* its UNLOCK arrived; release once ops_done >= unlock_upto */
     int unlock_nocheck;
     uint64_t unlock_upto;
@@ -174,6 +180,7 @@ typedef struct fr_win {
     /* passive target: the lock on my window */
     int lk_mode;               /* 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
     int lk_holders;
+    int lk_waiting;            /* origins whose ticket in my shared lock word waits its turn */
     fr_lockreq *lk_queue;
     size_t lk_head, lk_len, lk_cap; /* ring buffer, FIFO */
 

@@ -1,0 +1,297 @@
+/* t_direct.c - single-copy access to node peers' windows (direct.c) and the shared lock word
+ * (shm_lock.h).
+ *
+ * Every part checks the data, and, by the window's statistics (fr_win.st.direct), which path
+ * carried it: copies straight into a mapped MPI_Alloc_mem window for every put and get once the
+ * target's epoch allows it, cross-memory attach for large contiguous transfers into malloc'd
+ * windows, and the batch path where a copy must not (or cannot) happen: accumulates, the
+ * reduce-scatter fence, FLEXRMA_DIRECT=0, a non-contiguous target layout without a mapping.
+ * Under FLEXRMA_TRANSPORT=am nothing is copied directly and the data must still be right.
+ * The lock parts check mutual exclusion (a read-modify-write under an exclusive lock from every
+ * rank at once loses no update) and mixed lockers on one target.
+ * Linked with the internal library: it reads fr_win and sets fr_opt. */
+#include "common.h"
+#include "transport.h"
+
+#include <unistd.h>
+
+#define BIG 16384 /* ints: 64 KiB, beyond the eager limit */
+#define SMALL 2
+
+static int direct_on; /* node peers are reached directly in this run */
+
+static uint64_t direct_ops(MPI_Win win) { return fr_win_lookup(win)->st.direct; }
+
+/* A window of nprocs regions of BIG ints, in MPI_Alloc_mem memory or malloc'd. */
+static int *make(int alloc_mem, MPI_Win *win)
+{
+    size_t bytes = (size_t)nprocs * BIG * sizeof(int);
+    int *base;
+    if (alloc_mem)
+        MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &base);
+    else
+        base = xmalloc(bytes);
+    memset(base, 0, bytes);
+    MPI_Win_create(base, (MPI_Aint)bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, win);
+    return base;
+}
+
+static void unmake(int alloc_mem, MPI_Win *win, int *base)
+{
+    MPI_Win_free(win);
+    if (alloc_mem)
+        MPI_Free_mem(base);
+    else
+        free(base);
+}
+
+/* My region at every other member: a big and a small put, then gets of both back. */
+static void put_all(MPI_Win win, const int *src)
+{
+    for (int t = 0; t < nprocs; t++)
+        if (t != rank) {
+            MPI_Put(src, BIG - SMALL, MPI_INT, t, (MPI_Aint)rank * BIG, BIG - SMALL, MPI_INT, win);
+            MPI_Put(src + BIG - SMALL, SMALL, MPI_INT, t, (MPI_Aint)rank * BIG + BIG - SMALL,
+                    SMALL, MPI_INT, win);
+        }
+}
+
+static void get_all(MPI_Win win, int *got)
+{
+    for (int t = 0; t < nprocs; t++)
+        if (t != rank)
+            MPI_Get(got + (size_t)t * BIG, BIG, MPI_INT, t, (MPI_Aint)rank * BIG, BIG, MPI_INT,
+                    win);
+}
+
+/* Regions of every other member in base hold their pattern for epoch e. */
+static int regions_hold(const int *base, int e)
+{
+    int bad = 0;
+    for (int o = 0; o < nprocs; o++)
+        if (o != rank && !is_pat(base + (size_t)o * BIG, BIG, o, e))
+            bad++;
+    return bad == 0;
+}
+
+static int gets_hold(const int *got, int e)
+{
+    int bad = 0;
+    for (int t = 0; t < nprocs; t++)
+        if (t != rank && !is_pat(got + (size_t)t * BIG, BIG, rank, e))
+            bad++;
+    return bad == 0;
+}
+
+/* Operations an epoch of put_all + get_all copies directly: two puts and a get per peer. */
+static uint64_t expect_direct(uint64_t per_peer) { return direct_on ? per_peer * (nprocs - 1) : 0; }
+
+#define ACTIVE_CHECKS 8
+static void test_active(int alloc_mem)
+{
+    const char *mem = alloc_mem ? "alloc_mem" : "malloc";
+    MPI_Win win;
+    int *base = make(alloc_mem, &win);
+    int *src = xmalloc(BIG * sizeof *src), *got = xmalloc((size_t)nprocs * BIG * sizeof *got);
+    /* malloc'd windows: only the big contiguous transfers go by cross-memory attach */
+    uint64_t per_peer = alloc_mem ? 3 : 2;
+
+    /* fence opened by a completing fence */
+    fill_pat(src, BIG, rank, 1);
+    uint64_t d0 = direct_ops(win);
+    MPI_Win_fence(0, win);
+    put_all(win, src);
+    MPI_Win_fence(0, win);
+    ok(regions_hold(base, 1), "%s: fence: puts from every member arrived", mem);
+    get_all(win, got);
+    MPI_Win_fence(0, win);
+    ok(gets_hold(got, 1), "%s: fence: gets read what I put", mem);
+    is_int((long long)(direct_ops(win) - d0), (long long)expect_direct(per_peer),
+           "%s: fence: puts and gets copied directly", mem);
+
+    /* fence opened with MPI_MODE_NOPRECEDE: the copy waits until the target passed it */
+    fill_pat(src, BIG, rank, 2);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    if (rank == 0) /* enters late: nobody may write its window before its own stores */
+        usleep(20000);
+    memset(base, 0, (size_t)nprocs * BIG * sizeof *base);
+    MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+    put_all(win, src);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    ok(regions_hold(base, 2), "%s: fence after NOPRECEDE: puts arrived after my own stores", mem);
+
+    /* post/start/complete/wait, rank 0 posting late: complete waits for the post */
+    fill_pat(src, BIG, rank, 3);
+    MPI_Group world;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group others;
+    int me[1] = {rank};
+    MPI_Group_excl(world, 1, me, &others);
+    d0 = direct_ops(win);
+    if (rank == 0)
+        usleep(20000);
+    memset(base, 0, (size_t)nprocs * BIG * sizeof *base);
+    MPI_Win_post(others, 0, win);
+    MPI_Win_start(others, 0, win);
+    put_all(win, src);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    ok(regions_hold(base, 3), "%s: pscw: puts arrived after the target's own stores", mem);
+    is_int((long long)(direct_ops(win) - d0), (long long)expect_direct(per_peer - 1),
+           "%s: pscw: puts copied directly", mem);
+
+    /* accumulates always travel, so they stay atomic per element */
+    for (int i = 0; i < BIG; i++)
+        src[i] = 1;
+    d0 = direct_ops(win);
+    MPI_Win_fence(0, win);
+    for (int t = 0; t < nprocs; t++)
+        MPI_Accumulate(src, BIG, MPI_INT, t, 0, BIG, MPI_INT, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    int sums = 0;
+    for (int i = 0; i < BIG; i++)
+        sums += base[i] == pat(0, i, 3) * (rank != 0) + nprocs;
+    is_int(sums, BIG, "%s: fence: accumulates from every member add up", mem);
+    is_int((long long)(direct_ops(win) - d0), 0, "%s: accumulates are not copied", mem);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+
+    MPI_Group_free(&others);
+    MPI_Group_free(&world);
+    free(src);
+    free(got);
+    unmake(alloc_mem, &win, base);
+}
+
+#define DTYPE_CHECKS 2
+/* A strided target layout: copied with pack/unpack into a mapped window; into a malloc'd one it
+ * needs remote iovecs, so it travels. */
+static void test_strided(int alloc_mem)
+{
+    const char *mem = alloc_mem ? "alloc_mem" : "malloc";
+    MPI_Win win;
+    int *base = make(alloc_mem, &win);
+    int *src = xmalloc(BIG / 2 * sizeof *src);
+    fill_pat(src, BIG / 2, rank, 4);
+    MPI_Datatype every_other;
+    MPI_Type_vector(BIG / 2, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    uint64_t d0 = direct_ops(win);
+    MPI_Win_fence(0, win);
+    MPI_Put(src, BIG / 2, MPI_INT, right(), (MPI_Aint)rank * BIG, 1, every_other, win);
+    MPI_Win_fence(0, win);
+    int bad = 0, o = left();
+    for (int i = 0; i < BIG / 2; i++)
+        bad += base[(size_t)o * BIG + 2 * (size_t)i] != pat(o, i, 4) ||
+               base[(size_t)o * BIG + 2 * (size_t)i + 1] != 0;
+    is_int(bad, 0, "%s: a strided put lands on every other int", mem);
+    is_int((long long)(direct_ops(win) - d0), direct_on && alloc_mem && nprocs > 1,
+           "%s: strided target copied directly only into a mapped window", mem);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    MPI_Type_free(&every_other);
+    free(src);
+    unmake(alloc_mem, &win, base);
+}
+
+#define OFF_CHECKS 4
+/* Windows where the batch path must carry everything. */
+static void test_off(void)
+{
+    int saved_max = fr_opt.fence_direct_max, saved_direct = fr_opt.direct;
+    int *src = xmalloc(BIG * sizeof *src);
+    for (int pass = 0; pass < 2; pass++) {
+        const char *what = pass == 0 ? "reduce-scatter fence" : "FLEXRMA_DIRECT=0";
+        if (pass == 0)
+            fr_opt.fence_direct_max = 1;
+        else
+            fr_opt.direct = 0;
+        MPI_Win win;
+        int *base = make(1, &win);
+        fill_pat(src, BIG, rank, 5 + pass);
+        MPI_Win_fence(0, win);
+        put_all(win, src);
+        MPI_Win_fence(0, win);
+        ok(regions_hold(base, 5 + pass), "%s: puts arrived", what);
+        is_int((long long)direct_ops(win), 0, "%s: nothing copied directly", what);
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+        unmake(1, &win, base);
+        fr_opt.fence_direct_max = saved_max;
+        fr_opt.direct = saved_direct;
+    }
+    free(src);
+}
+
+#define LOCK_CHECKS 5
+#define ROUNDS 200
+static void test_lock(void)
+{
+    MPI_Win win;
+    int *base = make(1, &win);
+    int *src = xmalloc(BIG * sizeof *src), *got = xmalloc((size_t)nprocs * BIG * sizeof *got);
+
+    /* every member adds to one int at rank 0 under an exclusive lock: the accumulates travel
+     * as packets while the lock is held in the shared word, and the unlock waits for them */
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < ROUNDS; k++) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Accumulate(&(int){1}, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);
+        MPI_Win_unlock(0, win);
+    }
+    /* two puts of an exclusive epoch are never split by another member's epoch */
+    uint64_t d0 = direct_ops(win);
+    for (int k = 0; k < ROUNDS; k++) {
+        int v[2] = {rank * ROUNDS + k, rank * ROUNDS + k};
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Put(&v[0], 1, MPI_INT, 0, 2, 1, MPI_INT, win);
+        MPI_Put(&v[1], 1, MPI_INT, 0, 3, 1, MPI_INT, win);
+        MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        is_int(base[1], nprocs * ROUNDS, "lock: exclusive accumulates from every member add up");
+        is_int(base[2], base[3], "lock: the two puts of the last epoch are its own");
+        MPI_Win_unlock(0, win);
+    } else {
+        ok(1, "lock: exclusive accumulates (checked at rank 0)");
+        ok(1, "lock: the last epoch's puts (checked at rank 0)");
+    }
+    is_int((long long)(direct_ops(win) - d0), direct_on && rank != 0 ? 2 * ROUNDS : 0,
+           "lock: puts of node peers copied directly once the lock is held");
+
+    /* shared locks: everyone puts its region at everyone and reads it back */
+    fill_pat(src, BIG, rank, 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int t = 0; t < nprocs; t++) {
+        if (t == rank)
+            continue;
+        MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+        MPI_Put(src, BIG, MPI_INT, t, (MPI_Aint)rank * BIG, BIG, MPI_INT, win);
+        MPI_Win_unlock(t, win);
+        MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+        MPI_Get(got + (size_t)t * BIG, BIG, MPI_INT, t, (MPI_Aint)rank * BIG, BIG, MPI_INT, win);
+        MPI_Win_unlock(t, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    ok(gets_hold(got, 7), "lock: shared epochs: each get reads the put before it");
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    ok(regions_hold(base, 7), "lock: shared epochs: every member's put arrived");
+    MPI_Win_unlock(rank, win);
+
+    free(src);
+    free(got);
+    unmake(1, &win, base);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(&argc, &argv);
+    direct_on = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct;
+    tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS);
+    test_active(1);
+    test_active(0);
+    test_strided(1);
+    test_strided(0);
+    test_off();
+    test_lock();
+    return test_done();
+}
