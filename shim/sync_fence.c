@@ -18,8 +18,11 @@
  * The choice depends only on the window size, so every member makes the same one.
  *
  * Memory ordering: every store into this process's window is its own (it unpacks, reduces,
- * receives into the window) and is counted before the fence returns, so the program sees the
- * data when MPI_Win_fence returns.
+ * receives into the window) and is counted before the fence returns, or a node peer's copy
+ * (direct.h), which precedes its FENCE_DONE in the ring (release there, acquire here); so the
+ * program sees the data when MPI_Win_fence returns. A node peer copies only once this process
+ * has completed the fence that opened the epoch (fr_direct_fence_passed), and only in the
+ * direct scheme, whose FENCE_DONE tells this process the copies are over.
  *
  * MPI_MODE_NOPRECEDE skips the completion (MPI requires every member to give it, so no member
  * waits for messages that never come). MPI_MODE_NOSUCCEED disarms the fence epoch.

@@ -15,10 +15,14 @@
  * matching post, and a target keeps early packets until it posts, so an epoch costs one message
  * per origin-target pair with or without MPI_MODE_NOCHECK (accepted, and then changes nothing).
  * A large put's data message completes, and so lets complete return, only once the target has
- * posted: the data goes straight into the window, never into a buffer.
+ * posted: the data goes straight into the window, never into a buffer. To a node peer whose
+ * window it reaches (direct.h), complete copies puts and gets itself once the post shows in the
+ * target's state page, waiting for it only for a large one (fr_direct_await); the post is one
+ * store there, no message.
  *
- * Memory ordering: as for fence, every store into this process's window is its own (it receives,
- * unpacks and reduces), and is counted before MPI_Win_wait returns.
+ * Memory ordering: every store into this process's window is its own (it receives, unpacks and
+ * reduces) and counted before MPI_Win_wait returns, or a node peer's copy, which precedes its
+ * COMPLETE in the ring (release there, acquire here).
  */
 #include "direct.h"
 #include "entry.h"
