@@ -1,9 +1,11 @@
 /* acc.h - accumulate: which reduction operations apply to which predefined types, and applying
  * one accumulate at the target.
  *
- * Atomicity: fr_acc_apply() runs with the engine lock held, so a whole accumulate is applied
- * without interleaving with any other accumulate to this window (request-level atomicity, as seed
- * 000 section 3 does; MPI asks only for element-level atomicity). */
+ * Atomicity: fr_acc_apply() runs with the engine lock held, and, for windows whose node peers
+ * apply accumulates themselves, holding the window's accumulate word (fr_direct_acc_apply,
+ * direct.h), so a whole accumulate is applied without interleaving with any other accumulate to
+ * this window (request-level atomicity, as seed 000 section 3 does; MPI asks only for
+ * element-level atomicity). */
 #ifndef FR_ACC_H
 #define FR_ACC_H
 

@@ -11,6 +11,7 @@
  * only come from an origin that bypassed its own checks; it is reported on stderr and dropped
  * (counted, so nobody waits for it forever), and never touches memory. */
 #include "acc.h"
+#include "direct.h"
 #include "progress.h"
 #include "transport.h"
 
@@ -39,8 +40,8 @@ static void xfer_done(void *ctx, MPI_Status *st)
 {
     target_xfer *x = ctx;
     if (x->tmp) {
-        int rc = fr_acc_apply(x->addr, x->count, x->tt, x->tmp, x->tmp_len,
-                              fr_op_handle(x->op_index));
+        int rc = fr_direct_acc_apply(x->w, x->w->rank, x->addr, x->count, x->tt, x->tmp,
+                                     x->tmp_len, fr_op_handle(x->op_index));
         if (rc != MPI_SUCCESS)
             fprintf(stderr, "flexrma: rank %d: accumulate from rank %d failed: %s\n", x->w->rank,
                     x->src, fr_error_detail());
@@ -88,7 +89,8 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
         if (p->type == FR_PKT_PUT)
             rc = fr_unpack(data, (size_t)p->data_len, addr, p->count, tt);
         else
-            rc = fr_acc_apply(addr, p->count, tt, data, (size_t)p->data_len, fr_op_handle(p->op));
+            rc = fr_direct_acc_apply(w, w->rank, addr, p->count, tt, data, (size_t)p->data_len,
+                                     fr_op_handle(p->op));
         if (rc != MPI_SUCCESS)
             reject(w, src, p, fr_error_detail());
         fr_target_op_done(w, src, epoch, 0);

@@ -8,6 +8,7 @@
  *           shm_ring.c) -> the target that has run the packet sees the data.
  * A cross-memory-attach copy is a system call, which orders the same way. */
 #include "direct.h"
+#include "acc.h"
 #include "next.h"
 #include "progress.h"
 #include "shm_lock.h"
@@ -16,6 +17,7 @@
 #include "transport.h"
 
 #include <atomic_ops.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +32,8 @@ typedef struct dstate {
                                of the epochs before it is in its window */
     AO_t pad[5];            /* the lock on a cache line of its own */
     fr_lockword lock;       /* the passive-target lock on its window (shm_lock.h) */
+    AO_t acc;               /* 1 while someone applies an accumulate to its window */
+    AO_t pad2[7];
     AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative */
 } dstate;
 
@@ -171,7 +175,7 @@ void fr_direct_started(fr_win *w, int target)
         w->direct->peers[target].starts++;
 }
 
-/* ---- copies ---- */
+/* ---- reaching a peer ---- */
 
 static dpeer *peer_of(fr_win *w, int target)
 {
@@ -184,10 +188,12 @@ static dpeer *peer_of(fr_win *w, int target)
 /* Does the operation suit this peer's way of access at all? */
 static int suits(const dpeer *d, const fr_op *op)
 {
-    if (op->kind == FR_OP_ACC || op->bytes == 0)
-        return 0; /* accumulates stay atomic per element at the target, which applies them */
+    if (op->bytes == 0)
+        return 0;
     if (d->mode == D_MAP)
         return 1;
+    if (op->kind == FR_OP_ACC)
+        return 0; /* a read-modify-write needs the memory mapped */
     /* A system call only pays beyond the eager limit; remote iovecs only for contiguous ones. */
     return !fr_op_is_eager(op) && op->target_dt->contiguous;
 }
@@ -212,9 +218,54 @@ static int permitted(const fr_win *w, int target, const dpeer *d, const fr_op *o
     }
 }
 
+/* ---- accumulates ---- */
+
+static volatile AO_t *acc_word(fr_win *w, int rank)
+{
+    if (!w->direct)
+        return NULL;
+    if (rank == w->rank)
+        return w->direct->mine ? &w->direct->mine->acc : NULL;
+    dpeer *d = peer_of(w, rank);
+    return d ? &d->state->acc : NULL;
+}
+
+int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
+                        const void *packed, size_t len, MPI_Op op)
+{
+    volatile AO_t *word = acc_word(w, owner);
+    /* acquire: the previous holder's updates of these elements come first. The holder only
+     * combines memory (no MPI call, no wait), so spinning is short; yield past a few tries in
+     * case it was descheduled. */
+    for (unsigned spins = 0; word && !AO_compare_and_swap_acquire(word, 0, 1);)
+        if (++spins >= 64)
+            sched_yield();
+    int rc = fr_acc_apply(addr, count, t, packed, len, op);
+    if (word)
+        AO_store_release(word, 0); /* release: my updates before the next holder's */
+    return rc;
+}
+
+/* ---- copies ---- */
+
+static int acc_map(fr_win *w, int target, char *at, const fr_op *op)
+{
+    size_t bytes = (size_t)op->bytes;
+    void *tmp = op->origin_dt->contiguous ? NULL : fr_xmalloc(bytes);
+    int rc = tmp ? fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes)
+                 : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = fr_direct_acc_apply(w, target, at, op->target_count, op->target_dt,
+                                 tmp ? tmp : op->origin_addr, bytes, fr_op_handle(op->op_index));
+    free(tmp);
+    return rc;
+}
+
 static int copy_map(fr_win *w, const dpeer *d, int target, const fr_op *op)
 {
     char *at = d->win + op->target_disp * (MPI_Aint)w->peers[target].disp_unit;
+    if (op->kind == FR_OP_ACC)
+        return acc_map(w, target, at, op);
     if (op->kind == FR_OP_PUT)
         return fr_copy_typed(op->origin_addr, op->origin_count, op->origin_dt, at,
                              op->target_count, op->target_dt, (size_t)op->bytes);

@@ -8,6 +8,8 @@
  *    call per operation, so only for payloads above the eager limit, and only where the target
  *    layout is contiguous (the origin side may be anything: it is packed first).
  * A peer that neither reaches keeps the batch path (data inside the batch or in a message).
+ * Accumulates are applied by the origin too, into mapped windows only, under the target's
+ * accumulate word (fr_direct_acc_apply).
  *
  * When a copy may happen: the target must have opened its window to this origin's epoch, which
  * each member announces in a small page of shared per-window state that its node peers map:
@@ -52,6 +54,14 @@ void fr_direct_started(fr_win *w, int target);
  * shared state page, a node peer's when mapped (then every lock request of this process on it
  * takes a ticket there itself). NULL: the lock travels in LOCK/UNLOCK packets. */
 struct fr_lockword *fr_direct_lockword(fr_win *w, int rank);
+
+/* Apply an accumulate to the window of member `owner` (this process or a mapped node peer) at
+ * addr, as fr_acc_apply does, holding owner's accumulate word in its state page when it has one:
+ * every process that combines into that window (the owner for packets and its own operations,
+ * node peers for their direct accumulates) takes it, so accumulates stay atomic against each
+ * other (whole operations, more than the per-element atomicity MPI asks). */
+int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
+                        const void *packed, size_t len, MPI_Op op);
 
 /* Copy op to target now if the target's window can be reached and its epoch allows it.
  * Returns 1 if done (*rc: the copy's result), 0 if the op must travel in a batch. */

@@ -1,6 +1,7 @@
 /* local.c - operations whose target is this process: plain copies, no messages
  * (seed 001 section 4.1: "performed ... by doing a simple memory copy or local accumulate"). */
 #include "acc.h"
+#include "direct.h"
 #include "win.h"
 
 #include <stdlib.h>
@@ -25,8 +26,8 @@ int fr_local_op(fr_win *w, const fr_op *op)
             rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes);
         }
         if (rc == MPI_SUCCESS)
-            rc = fr_acc_apply(target, op->target_count, op->target_dt, packed, bytes,
-                              fr_op_handle(op->op_index));
+            rc = fr_direct_acc_apply(w, w->rank, target, op->target_count, op->target_dt, packed,
+                                     bytes, fr_op_handle(op->op_index));
         free(tmp);
         return rc;
     }
