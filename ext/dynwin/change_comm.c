@@ -1,5 +1,5 @@
 /* change_comm.c - MPI_Win_change_comm: processes join and leave a window while it lives (seed
- * 004, "Window as shared memory"; docs/specification.md section 8).
+ * 004, "Window as shared memory"; docs/specification.md section 11).
  *
  * Who calls: the old members of the window (over w->comm: those who remain, and the leavers,
  * who pass MPI_COMM_NULL) and the joiners (each with a window over MPI_COMM_SELF). No

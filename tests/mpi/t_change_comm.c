@@ -1,4 +1,4 @@
-/* t_change_comm.c - MPI_Win_change_comm (docs/specification.md section 8): processes join and
+/* t_change_comm.c - MPI_Win_change_comm (docs/specification.md section 11): processes join and
  * leave a live window, and after every change the members exchange data with put, get and
  * accumulate in fence, PSCW and lock epochs, and with counters.
  *

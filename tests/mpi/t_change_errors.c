@@ -1,4 +1,4 @@
-/* t_change_errors.c - the error rules of MPI_Win_change_comm (docs/specification.md section 8),
+/* t_change_errors.c - the error rules of MPI_Win_change_comm (docs/specification.md section 11),
  * under MPI_ERRORS_RETURN: every erroneous change fails on every caller (old members, joiners
  * and leavers) with the same error class and changes nothing; after each, the window still has
  * its old membership and works. Then one correct change, after which the counters and requests
