@@ -80,7 +80,6 @@ typedef struct p2_entry {
     int64_t size, disp_unit;
     uint32_t member_id;
     uint32_t next_member_id;
-    int32_t wsize;            /* members of the window it passed */
     int32_t transport;        /* FLEXRMA_TRANSPORT */
     int32_t peer_rank;
     int32_t from_old;         /* v is the verdict all old members of a multi-member window share */
@@ -253,7 +252,7 @@ static p2_entry *phase2(change *c, const verdict *mine_v, int from_old, verdict 
     fr_win *w = c->w;
     p2_entry mine = {.uid = w->uid, .size = w->win_size, .disp_unit = w->disp_unit,
                      .member_id = w->peers[w->rank].member_id,
-                     .next_member_id = w->next_member_id, .wsize = w->size,
+                     .next_member_id = w->next_member_id,
                      .transport = fr_opt.transport, .peer_rank = c->peer_rank,
                      .from_old = from_old, .v = *mine_v};
     p2_entry *e = fr_xcalloc((size_t)c->new_size, sizeof *e);
