@@ -6,6 +6,7 @@
  *  - synchronization counters (NEC's proposal for MPI-3): MPI_Sync, MPI_Handle_sync,
  *    MPI_Win_Sync_alloc_objects/free_objects, MPI_Win_sync_ops_init, MPI_Win_sync_object_init;
  *  - request-returning RMA: MPI_Iput, MPI_Iget, MPI_Iaccumulate, MPIX_Put_signal;
+ *  - dynamic window membership: MPI_Win_change_comm;
  * with the proposal's names and argument orders, so code written against the slides compiles
  * unchanged. flexrma's own additions carry the MPIX_ prefix. docs/specification.md holds the
  * semantics. Every function is also defined as PMPI_<name>, as an MPI library does. */
@@ -110,6 +111,18 @@ int PMPIX_Iput_signal(const void *origin_addr, int origin_count, MPI_Datatype or
                       int target_rank, MPI_Aint target_disp, int target_count,
                       MPI_Datatype target_datatype, MPI_Sync counter, MPI_Win win,
                       MPI_Request *request);
+
+/* ---- dynamic window membership ---- */
+
+/* Processes join and leave a window while it lives. Collective over every current member of
+ * win and every joining process. new_comm holds exactly the members after the change (the
+ * remaining members and the joiners; window ranks afterwards are new_comm ranks); a leaving
+ * member passes MPI_COMM_NULL and keeps a window over itself alone. A joiner passes a window it
+ * created over MPI_COMM_SELF with the memory it contributes; afterwards that handle is the
+ * joined window. peer_rank: the rank in new_comm of a current member (the same on every caller).
+ * Every epoch must be closed, as for MPI_Win_free; the fence epoch is closed afterwards. */
+int MPI_Win_change_comm(MPI_Comm new_comm, int peer_rank, MPI_Win win);
+int PMPI_Win_change_comm(MPI_Comm new_comm, int peer_rank, MPI_Win win);
 
 #ifdef __cplusplus
 }

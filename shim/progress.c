@@ -134,6 +134,15 @@ void fr_wait_until(int (*cond)(void *), void *arg)
     }
 }
 
+static int request_done(void *arg)
+{
+    int flag = 0;
+    FR_CHECK_MPI(FR_NEXT(Test)((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
+    return flag;
+}
+
+void fr_wait_request(MPI_Request *req) { fr_wait_until(request_done, req); }
+
 /* ---- the agent thread (FLEXRMA_ASYNC_PROGRESS=1) ---- */
 static pthread_t agent;
 static volatile int agent_running, agent_stop;

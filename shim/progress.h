@@ -22,6 +22,9 @@ int fr_progress(void);
 void fr_backoff(unsigned *spins);
 /* Is there anything for the engine to do at all (live windows or pending requests)? */
 int fr_progress_needed(void);
+/* Wait, serving the progress engine, until the MPI library completes *req (a nonblocking
+ * collective of flexrma's own): a blocking collective would serve nobody meanwhile. */
+void fr_wait_request(MPI_Request *req);
 /* Internal requests not yet complete. */
 int fr_pending_count(void);
 

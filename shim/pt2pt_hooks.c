@@ -11,6 +11,13 @@
 
 int fr_hooks_on(void) { return fr_active && !fr_opt.async_progress && fr_progress_needed(); }
 
+/* Collectives are turned into their nonblocking form whenever flexrma is in charge, windows or
+ * not: MPI never matches a blocking collective with a nonblocking one, so the choice must be the
+ * same on every process of the communicator, and whether a process has live windows is not
+ * (a process that has not joined a window yet, or has left one: ext/dynwin; windows over
+ * sub-communicators). The environment (FLEXRMA_DISABLE, FLEXRMA_ASYNC_PROGRESS) is. */
+static int coll_hooks_on(void) { return fr_active && !fr_opt.async_progress; }
+
 /* One turn of a hooked wait. The MPI library's own test already drove its progress engine;
  * flexrma's pass (a probe per window) runs every FR_HOOK_POLL_EVERY turns, often enough to serve
  * RMA within a few microseconds, seldom enough not to slow the application's own messages. */
@@ -73,10 +80,10 @@ FR_PMPI(Probe);
 
 /* ---- blocking calls turned into nonblocking + wait ---- */
 
-#define FR_BLOCKING(name, params, args, iname, iargs, status)                                     \
+#define FR_BLOCKING(on, name, params, args, iname, iargs, status)                                 \
     FR_API int MPI_##name params                                                                  \
     {                                                                                             \
-        if (!fr_hooks_on())                                                                          \
+        if (!on())                                                                                \
             return FR_NEXT(name) args;                                                              \
         MPI_Request req;                                                                          \
         int rc = PMPI_##iname iargs;                                                              \
@@ -85,35 +92,43 @@ FR_PMPI(Probe);
     FR_PMPI(name);
 
 #define BUF const void *buf, int count, MPI_Datatype dt
-FR_BLOCKING(Recv, (void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
-                   MPI_Status *st),
+FR_BLOCKING(fr_hooks_on, Recv,
+            (void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+             MPI_Status *st),
             (buf, count, dt, src, tag, comm, st), Irecv, (buf, count, dt, src, tag, comm, &req), st)
-FR_BLOCKING(Send, (BUF, int dest, int tag, MPI_Comm comm), (buf, count, dt, dest, tag, comm), Isend,
-            (buf, count, dt, dest, tag, comm, &req), MPI_STATUS_IGNORE)
-FR_BLOCKING(Ssend, (BUF, int dest, int tag, MPI_Comm comm), (buf, count, dt, dest, tag, comm),
-            Issend, (buf, count, dt, dest, tag, comm, &req), MPI_STATUS_IGNORE)
-FR_BLOCKING(Barrier, (MPI_Comm comm), (comm), Ibarrier, (comm, &req), MPI_STATUS_IGNORE)
-FR_BLOCKING(Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
+FR_BLOCKING(fr_hooks_on, Send, (BUF, int dest, int tag, MPI_Comm comm),
+            (buf, count, dt, dest, tag, comm), Isend, (buf, count, dt, dest, tag, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(fr_hooks_on, Ssend, (BUF, int dest, int tag, MPI_Comm comm),
+            (buf, count, dt, dest, tag, comm), Issend, (buf, count, dt, dest, tag, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Barrier, (MPI_Comm comm), (comm), Ibarrier, (comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
             (buf, count, dt, root, comm), Ibcast, (buf, count, dt, root, comm, &req),
             MPI_STATUS_IGNORE)
-FR_BLOCKING(Reduce, (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
-                     MPI_Comm comm),
+FR_BLOCKING(coll_hooks_on, Reduce,
+            (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+             MPI_Comm comm),
             (sb, rb, count, dt, op, root, comm), Ireduce, (sb, rb, count, dt, op, root, comm, &req),
             MPI_STATUS_IGNORE)
-FR_BLOCKING(Allreduce, (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
-                        MPI_Comm comm),
+FR_BLOCKING(coll_hooks_on, Allreduce,
+            (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
             (sb, rb, count, dt, op, comm), Iallreduce, (sb, rb, count, dt, op, comm, &req),
             MPI_STATUS_IGNORE)
-FR_BLOCKING(Gather, (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
-                     int root, MPI_Comm comm),
+FR_BLOCKING(coll_hooks_on, Gather,
+            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+             int root, MPI_Comm comm),
             (sb, sc, st, rb, rc_, rt, root, comm), Igather,
             (sb, sc, st, rb, rc_, rt, root, comm, &req), MPI_STATUS_IGNORE)
-FR_BLOCKING(Allgather, (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_,
-                        MPI_Datatype rt, MPI_Comm comm),
+FR_BLOCKING(coll_hooks_on, Allgather,
+            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+             MPI_Comm comm),
             (sb, sc, st, rb, rc_, rt, comm), Iallgather, (sb, sc, st, rb, rc_, rt, comm, &req),
             MPI_STATUS_IGNORE)
-FR_BLOCKING(Alltoall, (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_,
-                       MPI_Datatype rt, MPI_Comm comm),
+FR_BLOCKING(coll_hooks_on, Alltoall,
+            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+             MPI_Comm comm),
             (sb, sc, st, rb, rc_, rt, comm), Ialltoall, (sb, sc, st, rb, rc_, rt, comm, &req),
             MPI_STATUS_IGNORE)
 

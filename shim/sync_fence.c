@@ -89,13 +89,6 @@ static int fence_close_direct(fr_win *w)
 
 /* ---- reduce-scatter ---- */
 
-static int request_done(void *arg)
-{
-    int flag = 0;
-    FR_CHECK_MPI(FR_NEXT(Test)((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
-    return flag;
-}
-
 static int rs_complete(void *arg)
 {
     fr_win *w = arg;
@@ -111,7 +104,7 @@ static int fence_close_rs(fr_win *w)
     MPI_Request rs;
     FR_CHECK_MPI(PMPI_Ireduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T, MPI_SUM, w->comm,
                                             &rs));
-    fr_wait_until(request_done, &rs);
+    fr_wait_request(&rs);
     free(counts);
     w->fence_expected += incoming;
     int rc = issue_all(w, 0);

@@ -159,6 +159,8 @@ typedef struct fr_win {
     fr_peer *peers;            /* indexed by window rank */
     int id;                    /* creation order in this process, for statistics */
     uint64_t uid;              /* identity shared by all members, drawn at creation */
+    uint32_t next_member_id;   /* the identity the next joiner gets (ext/dynwin): identities are
+                                  never reused, so a leaver's counters never name a joiner */
     struct fr_req *reqs;       /* flexrma requests on this window (request.h) */
     struct fr_counters *counters; /* counters this process owns (ext/syncobj) */
 
@@ -205,6 +207,21 @@ fr_win *fr_win_lookup(MPI_Win handle);
 /* Live windows, for the progress engine. */
 extern fr_win *fr_windows;
 extern int fr_nwindows;
+
+/* Building blocks of window creation, shared with membership changes (win_create.c). */
+uint64_t fr_win_draw_uid(void);
+/* w->comm: a private duplicate of comm with MPI_ERRORS_RETURN; rank, size, group, data tags. */
+void fr_win_bind_comm(fr_win *w, MPI_Comm comm);
+/* w->peers for w->size members, empty protocol state; the caller fills size, unit, identity. */
+void fr_win_peers_alloc(fr_win *w);
+void fr_win_peers_free(fr_win *w);
+/* Collective over w->comm: the packet channel, every member's transport and single-copy access
+ * (fr_chan_create, fr_transport_select, fr_chan_agree, fr_direct_setup); the window's result. */
+int fr_win_open_channel(fr_win *w);
+/* Undo fr_win_open_channel (MPI_Win_free, a membership change). */
+void fr_win_close_channel(fr_win *w);
+/* The error for a member r whose FLEXRMA_TRANSPORT (mode_r) is not rank 0's (mode_0). */
+int fr_win_transport_differs(int r, int mode_r, int mode_0);
 
 /* Epoch bookkeeping shared by the synchronization files (epoch.c). */
 int fr_win_check_rank(fr_win *w, int rank);

@@ -73,7 +73,7 @@ static void win_destroy(fr_win *w);
 
 /* 64 random bits, so that counters of different windows (even of different jobs meeting
  * through MPI_Comm_connect) never look alike. */
-static uint64_t draw_uid(void)
+uint64_t fr_win_draw_uid(void)
 {
     uint64_t v = 0;
     if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
@@ -101,17 +101,55 @@ static int check_create_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm 
     return MPI_SUCCESS;
 }
 
+void fr_win_bind_comm(fr_win *w, MPI_Comm comm)
+{
+    FR_CHECK_MPI(PMPI_Comm_dup(comm, &w->comm));
+    FR_CHECK_MPI(PMPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN));
+    PMPI_Comm_rank(w->comm, &w->rank);
+    PMPI_Comm_size(w->comm, &w->size);
+    PMPI_Comm_group(w->comm, &w->group);
+    int *tag_ub, flag = 0;
+    PMPI_Comm_get_attr(w->comm, MPI_TAG_UB, &tag_ub, &flag);
+    w->tag_ub = flag ? *tag_ub : 32767;
+    w->next_tag = FR_TAG_DATA_MIN;
+}
+
+void fr_win_peers_alloc(fr_win *w)
+{
+    w->peers = fr_xcalloc((size_t)w->size, sizeof *w->peers);
+    for (int r = 0; r < w->size; r++) {
+        fr_peer *p = &w->peers[r];
+        p->held_tail = &p->held;
+        fr_u64map_init(&p->types_sent);
+        fr_u64map_init(&p->types_recv);
+    }
+}
+
+int fr_win_transport_differs(int r, int mode_r, int mode_0)
+{
+    return fr_errorf(FR_ERR_ARG, "FLEXRMA_TRANSPORT differs between members (rank 0: %s, "
+                                 "rank %d: %s); give every process the same value",
+                     transport_name[mode_0], r, transport_name[mode_r]);
+}
+
+int fr_win_open_channel(fr_win *w)
+{
+    w->am_rx = w->size - 1; /* everyone else sends messages, unless fr_chan_agree counts fewer */
+    int rc = fr_chan_create(w); /* node peers, rings */
+    fr_transport_select(w);
+    rc = fr_chan_agree(w, rc);
+    if (rc == MPI_SUCCESS)
+        rc = fr_direct_setup(w); /* after the channel: it maps only peers a ring reaches */
+    return rc;
+}
+
 /* Collective over comm. Every member learns every other member's size and unit, and (unless
  * FLEXRMA_TRANSPORT=am) the members on its node set up their packet rings (tp_shm.c). */
 static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      fr_win **out)
 {
     fr_win *w = fr_xcalloc(1, sizeof *w);
-    FR_CHECK_MPI(PMPI_Comm_dup(comm, &w->comm));
-    FR_CHECK_MPI(PMPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN));
-    PMPI_Comm_rank(w->comm, &w->rank);
-    PMPI_Comm_size(w->comm, &w->size);
-    PMPI_Comm_group(w->comm, &w->group);
+    fr_win_bind_comm(w, comm);
     w->base = base;
     w->win_size = size;
     w->disp_unit = disp_unit;
@@ -119,37 +157,26 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     w->attr_model = MPI_WIN_SEPARATE;
     w->id = win_counter++;
 
-    member_info mine = {size, disp_unit, draw_uid(), fr_opt.transport};
+    member_info mine = {size, disp_unit, fr_win_draw_uid(), fr_opt.transport};
     member_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
     FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                                 MPI_BYTE, w->comm));
-    w->peers = fr_xcalloc((size_t)w->size, sizeof *w->peers);
+    fr_win_peers_alloc(w);
     for (int r = 0; r < w->size; r++) {
         fr_peer *p = &w->peers[r];
         p->size = (MPI_Aint)all[r].size;
         p->disp_unit = (int)all[r].disp_unit;
         p->member_id = (uint32_t)r; /* joiners get fresh identities (ext/dynwin) */
-        p->held_tail = &p->held;
-        fr_u64map_init(&p->types_sent);
-        fr_u64map_init(&p->types_recv);
     }
+    w->next_member_id = (uint32_t)w->size;
     w->uid = all[0].uid;
-    w->am_rx = w->size - 1; /* everyone else sends messages, unless fr_chan_agree counts fewer */
     int rc = MPI_SUCCESS;
     for (int r = 1; r < w->size && rc == MPI_SUCCESS; r++)
         if (all[r].transport != all[0].transport)
-            rc = fr_errorf(FR_ERR_ARG, "FLEXRMA_TRANSPORT differs between members (rank 0: %s, "
-                                       "rank %d: %s); give every process the same value",
-                           transport_name[all[0].transport], r,
-                           transport_name[all[r].transport]);
+            rc = fr_win_transport_differs(r, (int)all[r].transport, (int)all[0].transport);
     free(all);
-    if (rc == MPI_SUCCESS) {
-        rc = fr_chan_create(w); /* node peers, rings */
-        fr_transport_select(w);
-        rc = fr_chan_agree(w, rc);
-    }
     if (rc == MPI_SUCCESS)
-        rc = fr_direct_setup(w); /* after the channel: it maps only peers a ring reaches */
+        rc = fr_win_open_channel(w);
     if (rc != MPI_SUCCESS) { /* every member fails alike: the decisions came from collectives */
         win_destroy(w);
         return rc;
@@ -157,10 +184,6 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
 
     void *carrier_base;
     FR_CHECK_MPI(PMPI_Win_allocate(0, disp_unit, info, MPI_COMM_SELF, &carrier_base, &w->handle));
-    int *tag_ub, flag = 0;
-    PMPI_Comm_get_attr(w->comm, MPI_TAG_UB, &tag_ub, &flag);
-    w->tag_ub = flag ? *tag_ub : 32767;
-    w->next_tag = FR_TAG_DATA_MIN;
     *out = w;
     return MPI_SUCCESS;
 }
@@ -191,14 +214,7 @@ static int win_quiet(void *arg)
     return w->pending == 0 && w->target_pending == 0;
 }
 
-static int request_done(void *arg)
-{
-    int flag = 0;
-    FR_CHECK_MPI(FR_NEXT(Test)((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
-    return flag;
-}
-
-static void win_destroy(fr_win *w)
+void fr_win_peers_free(fr_win *w)
 {
     for (int r = 0; r < w->size; r++) {
         fr_peer *p = &w->peers[r];
@@ -216,11 +232,22 @@ static void win_destroy(fr_win *w)
             free(h);
         }
     }
+    free(w->peers);
+    w->peers = NULL;
+}
+
+void fr_win_close_channel(fr_win *w)
+{
     fr_direct_destroy(w);
     fr_chan_destroy(w);
+}
+
+static void win_destroy(fr_win *w)
+{
+    fr_win_close_channel(w);
     fr_counters_free(w);
     fr_req_win_gone(w);
-    free(w->peers);
+    fr_win_peers_free(w);
     free(w->start_ranks);
     free(w->post_ranks);
     free(w->lk_queue);
@@ -248,7 +275,7 @@ FR_API int MPI_Win_free(MPI_Win *win)
     fr_wait_until(win_quiet, w);
     MPI_Request barrier;
     FR_CHECK_MPI(PMPI_Ibarrier(w->comm, &barrier));
-    fr_wait_until(request_done, &barrier);
+    fr_wait_request(&barrier);
     fr_stats_window_freed(w);
     fr_u64map_del(&win_map, fr_key_ptr(w->handle));
     list_del(w);

@@ -182,6 +182,12 @@ void tap_plan(int n_per_rank)
         sigaction(fatal_signals[i], &sa, &previous[i]);
 }
 
+void tap_counts(int *ran_out, int *failed_out)
+{
+    *ran_out = ran;
+    *failed_out = failed;
+}
+
 int tap_done(void)
 {
     int rank, size;

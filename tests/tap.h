@@ -27,6 +27,9 @@ int is_int(long long got, long long expected, const char *fmt, ...) TAP_PRINTF(3
 void diag(const char *fmt, ...) TAP_PRINTF(1, 2);
 void skip(int n, const char *why);
 int tap_done(void); /* collective over MPI_COMM_WORLD, before MPI_Finalize */
+/* Tests run and failed so far on this rank: for a process that reports to another one instead
+ * of calling tap_done (a spawned process has an MPI_COMM_WORLD of its own). */
+void tap_counts(int *ran, int *failed);
 
 /* ok() and is_int() with the call site; the macros make every call record where it was made. */
 int tap_ok_at(const char *file, int line, int cond, const char *fmt, ...) TAP_PRINTF(4, 5);

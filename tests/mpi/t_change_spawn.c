@@ -1,0 +1,122 @@
+/* t_change_spawn.c - processes made by MPI_Comm_spawn join a window with MPI_Win_change_comm
+ * over the communicator MPI_Intercomm_merge gives (their MPI_COMM_WORLD is another one), work on
+ * it (data by put/get/accumulate in fence, PSCW and lock epochs, bumps of a counter made before
+ * they existed), and leave it; the original members keep working.
+ *
+ * The spawned processes run this program with the argument "child". They cannot print TAP
+ * (their MPI_COMM_WORLD is another one): each sends its count of tests run and failed to the
+ * parents' rank 0, which records one test per child. Run on 2 ranks; 2 children join. */
+#include "change_common.h"
+
+#define NCHILD 2
+
+static int planned;
+
+/* Both sides: join over merged (parents first), work, then the children leave. */
+static void joined_life(dwin *d, MPI_Comm merged, int nparents, MPI_Sync counter, int child)
+{
+    int mrank, msize;
+    MPI_Comm_rank(merged, &mrank);
+    MPI_Comm_size(merged, &msize);
+    planned += 2 * CHANGE_TESTS + RING_TESTS + 1;
+    change(d, merged, 0, mrank, msize, "spawned processes join");
+    ring(d, merged, 50, "parents and spawned processes");
+    /* The counter of parent 0, made before the children existed: each child bumps it once. */
+    int rc = MPI_SUCCESS;
+    if (child)
+        KEEP_RC(rc, bump(0, counter, d->win));
+    if (mrank == 0)
+        KEEP_RC(rc, consume(counter, msize - nparents, d->win));
+    is_int(rc, MPI_SUCCESS, "a counter made before the spawn counts the spawned processes' bumps");
+    MPI_Barrier(merged);
+    /* The children leave; the parents' new communicator is their MPI_COMM_WORLD. */
+    change(d, child ? MPI_COMM_NULL : MPI_COMM_WORLD, 0, child ? 0 : mrank,
+           child ? 1 : nparents, "spawned processes leave");
+}
+
+static int child_main(MPI_Comm parent)
+{
+    MPI_Comm merged;
+    MPI_Intercomm_merge(parent, 1, &merged);
+    MPI_Sync counter;
+    MPI_Bcast(&counter, 1, MPI_Handle_sync, 0, merged);
+    int mrank;
+    MPI_Comm_rank(merged, &mrank);
+    dwin d;
+    dwin_create(&d, MPI_COMM_SELF, mrank);
+    int nparents;
+    MPI_Comm_remote_size(parent, &nparents);
+    joined_life(&d, merged, nparents, counter, 1);
+    dwin_free(&d);
+    int counts[2];
+    tap_counts(&counts[0], &counts[1]);
+    if (counts[0] != planned) {
+        fprintf(stderr, "# spawned process %d ran %d tests, planned %d\n", mrank, counts[0],
+                planned);
+        counts[1]++;
+    }
+    MPI_Send(counts, 2, MPI_INT, 0, 7, merged);
+    MPI_Comm_free(&merged);
+    MPI_Comm_disconnect(&parent);
+    MPI_Finalize();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL)
+        return child_main(parent);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+
+    dwin d;
+    dwin_create(&d, MPI_COMM_WORLD, rank);
+    dwin_refresh(&d);
+    MPI_Sync counter = MPIX_SYNC_NULL;
+    if (rank == 0)
+        MPI_Win_Sync_alloc_objects(1, &counter, d.win, MPI_INFO_NULL);
+    ring(&d, MPI_COMM_WORLD, 10, "parents before the spawn");
+    planned += RING_TESTS;
+
+    /* Spawning is part of what is tested: if this MPI cannot, every test fails with its error. */
+    MPI_Comm inter, merged;
+    int errcodes[NCHILD];
+    char *child_argv[] = {"child", NULL};
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Comm_spawn(argv[0], child_argv, NCHILD, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                            errcodes);
+    planned++;
+    if (!is_int(rc, MPI_SUCCESS, "MPI_Comm_spawn of %d processes", NCHILD)) {
+        char s[MPI_MAX_ERROR_STRING];
+        int len;
+        MPI_Error_string(rc, s, &len);
+        diag("MPI_Comm_spawn: %s", s);
+        tap_plan(planned);
+        return test_done();
+    }
+    MPI_Intercomm_merge(inter, 0, &merged);
+    MPI_Bcast(&counter, 1, MPI_Handle_sync, 0, merged);
+    joined_life(&d, merged, nprocs, counter, 0);
+    ring(&d, MPI_COMM_WORLD, 60, "parents after the spawned processes left");
+    planned += RING_TESTS;
+    if (rank == 0) {
+        for (int c = 0; c < NCHILD; c++) {
+            int counts[2];
+            MPI_Status st;
+            MPI_Recv(counts, 2, MPI_INT, MPI_ANY_SOURCE, 7, merged, &st);
+            ok(counts[0] > 0 && counts[1] == 0, "spawned process (merged rank %d): %d tests, %d "
+                                                "failed (see its stderr)", st.MPI_SOURCE,
+               counts[0], counts[1]);
+            planned++;
+        }
+        MPI_Win_Sync_free_objects(1, &counter, d.win);
+    }
+    dwin_free(&d);
+    MPI_Comm_free(&merged);
+    MPI_Comm_disconnect(&inter);
+    tap_plan(planned);
+    return test_done();
+}
