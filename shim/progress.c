@@ -1,5 +1,6 @@
 /* progress.c - internal requests, the progress pass, waiting, and the agent thread. */
 #include "progress.h"
+#include "counters.h"
 #include "request.h"
 #include "next.h"
 #include "transport.h"
@@ -77,6 +78,7 @@ int fr_progress(void)
     for (fr_win *w = fr_windows; w; w = w->next) {
         events += fr_chan_poll(w);
         events += fr_am_poll(w);
+        events += fr_counters_poll(w); /* bumps node peers made in my shared state block */
     }
     events += complete_pending();
     events += fr_req_progress();

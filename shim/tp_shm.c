@@ -31,6 +31,7 @@
 #include "shm_map.h"
 #include "shm_ring.h"
 #include "shm_seg.h"
+#include "shm_state.h"
 #include "transport.h"
 
 #include <stdio.h>
@@ -50,6 +51,7 @@ typedef struct fr_chan_peer {
     uint64_t serial;        /* its segment */
     fr_ring_tx tx;          /* my ring in its segment (when w->peers[rank].chan is this) */
     fr_ring_rx rx;          /* its ring in my segment */
+    uint64_t state_serial;  /* its shared state block, when mapped (w->peers[rank].state) */
     int rx_on;              /* it attached to rx: poll it */
     out_msg *backlog, **backlog_tail;
 } fr_chan_peer;
@@ -69,6 +71,7 @@ typedef struct chan_info {
     int32_t nrings;         /* rings in my segment; 0: none */
     uint64_t ring_bytes;    /* footprint of each */
     fr_seg_ref ref;         /* my segment */
+    fr_seg_ref state;       /* my shared state block (shm_state.h); serial 0: none */
 } chan_info;
 
 typedef struct rx_ctx {
@@ -160,6 +163,9 @@ int fr_chan_create(fr_win *w)
         for (int s = 0; s < c->n; s++)
             c->peers[s].backlog_tail = &c->peers[s].backlog;
         int mrc = make_rings(c, fr_ring_capacity(fr_opt.shm_ring), &mine);
+        if (mrc == MPI_SUCCESS)
+            mrc = fr_shm_state_create(w); /* once per window: it outlives a re-created channel */
+        fr_shm_state_ref(w, &mine.state);
         if (mrc != MPI_SUCCESS && strict) {
             snprintf(why, sizeof why, "%s", fr_error_detail());
             rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: cannot make this process's "
@@ -191,6 +197,9 @@ int fr_chan_create(fr_win *w)
             int arc = attach(cp, &all[r], i - (i > j), node_size);
             if (arc == MPI_SUCCESS)
                 w->peers[r].chan = cp;
+            if (arc == MPI_SUCCESS && (arc = fr_shm_state_map(cp->proc, &all[r].state,
+                                                              &w->peers[r].state)) == MPI_SUCCESS)
+                cp->state_serial = w->peers[r].state ? all[r].state.serial : 0;
             else if (strict && rc == MPI_SUCCESS) {
                 snprintf(why, sizeof why, "%s", fr_error_detail());
                 rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: rank %d, on this node, cannot "
@@ -224,6 +233,8 @@ int fr_chan_agree(fr_win *w, int rc)
             c->peers[s].rx_on = c->seg && fr_ring_has_producer(&c->peers[s].rx);
         if (c->seg)
             fr_seg_unlink_name(c->seg); /* named backend: everyone has opened it by now */
+        if (w->state)
+            fr_seg_unlink_name(w->state);
     }
     if (rc == MPI_SUCCESS && failed)
         rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: %d member(s) of the window cannot "
@@ -245,6 +256,9 @@ void fr_chan_destroy(fr_win *w)
             free(m);
         }
         fr_ring_rx_free(&cp->rx);
+        if (cp->state_serial)
+            fr_shm_state_unmap(cp->proc, cp->state_serial);
+        w->peers[cp->rank].state = NULL;
         if (cp->proc) {
             fr_seg_unmap_remote(cp->proc, cp->serial);
             fr_peer_proc_release(cp->proc);

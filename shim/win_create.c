@@ -15,6 +15,7 @@
 #include "progress.h"
 #include "request.h"
 #include "stats.h"
+#include "shm_state.h"
 #include "transport.h"
 
 #include <stdlib.h>
@@ -215,6 +216,7 @@ static void win_destroy(fr_win *w)
     }
     fr_chan_destroy(w);
     fr_counters_free(w);
+    fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
     fr_req_win_gone(w);
     free(w->peers);
     free(w->start_ranks);

@@ -5,7 +5,11 @@
  * once the put is complete there (sync_counter.c). It is not ordered with operations still
  * queued in an epoch of the caller (they leave at that epoch's closing call). MPIX_Put_signal
  * returns when the origin buffer may be reused; the request of MPIX_Iput_signal completes when
- * the bump has been applied at the target, so the data is there too. */
+ * the bump has been applied at the target, so the data is there too.
+ *
+ * To a node peer whose shared state block holds the counter, the put leaves on its own and the
+ * bump is an atomic on the counter's word once every operation to that peer is known complete
+ * there (counter_bump.c); otherwise it follows the put as a packet. */
 #include "iop.h"
 #include "entry.h"
 #include "next.h"
@@ -52,16 +56,34 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
         fr_opq_push(&one, &op);
         fr_rma_count(w, &op);
     }
+    if (o && op.bytes == 0)
+        o->issued = o->done_here = 1;
+    if (fr_bump_shared(w, target, ref.key)) {
+        rc = p->tp->flush(w, target, &one, NULL, NULL);
+        fr_bump_way way = fr_bump_direct(w, target, ref.key);
+        if (way != FR_BUMP_PACKET) {
+            if (o) {
+                o->signal = 1; /* applied: no acknowledgement to wait for (ack_seq 0) */
+                o->signal_rc = way == FR_BUMP_GONE
+                                   ? fr_errorf(FR_ERR_COUNTER, "the counter of rank %d was freed: "
+                                                               "the bump was dropped", target)
+                                   : MPI_SUCCESS;
+            }
+            goto sent;
+        }
+    }
+    w->st.bumps_pkt++;
     fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = ref.key, .arg = p->ops_sent + one.n};
     if (o) {
         o->signal = 1;
         o->need_remote = 1;
         bump.flags = FR_PKTF_ACK;
         bump.seq = o->ack_seq = ++p->acks_asked;
-        if (op.bytes == 0)
-            o->issued = o->done_here = 1;
     }
-    rc = p->tp->flush(w, target, &one, NULL, &bump);
+    int brc = p->tp->flush(w, target, &one, NULL, &bump); /* a put left already: only the bump */
+    if (rc == MPI_SUCCESS)
+        rc = brc;
+sent:
     free(one.ops);
     if (!o && op.bytes > 0 && !fr_op_is_eager(&op)) {
         peer_idle pi = {p};

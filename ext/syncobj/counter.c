@@ -88,10 +88,12 @@ static int alloc_objects(fr_win *w, int n, MPI_Sync counters[])
     for (int i = 0; i < n; i++) {
         uint32_t slot = take_slot(t);
         fr_counter *c = &t->c[slot];
-        c->gen++; /* a new generation: handles of the slot's earlier counters stop matching */
+        if (++c->gen == 0) /* a new generation: handles of the slot's earlier counters stop */
+            c->gen = 1;    /* matching; never 0, which marks a free word (shm_counter.h) */
         c->live = 1;
         c->value = 0;
         c->head = c->tail = NULL;
+        fr_counter_open(w, c, slot);
         fr_sync_wire h = {.win_uid = w->uid, .owner = w->peers[w->rank].member_id, .slot = slot,
                           .gen = c->gen, .magic = FR_SYNC_MAGIC};
         memcpy(&counters[i], &h, sizeof h);
@@ -135,6 +137,7 @@ static int free_objects(fr_win *w, int n, MPI_Sync counters[])
         fr_sync_wire h;
         memcpy(&h, &counters[i], sizeof h);
         t->c[h.slot].live = 0;
+        fr_counter_close(w, &t->c[h.slot]); /* node peers' bumps fail from now on */
         fr_grow(&t->free_slots, &t->cap_free, t->nfree + 1, sizeof *t->free_slots);
         t->free_slots[t->nfree++] = h.slot;
         memset(&counters[i], 0, sizeof counters[i]); /* MPIX_SYNC_NULL */
@@ -164,6 +167,7 @@ void fr_counters_free(fr_win *w)
         return;
     free(t->c);
     free(t->free_slots);
+    free(t->watch);
     free(t);
     w->counters = NULL;
 }
@@ -177,7 +181,7 @@ int fr_counter_bump(fr_win *w, uint64_t key)
         return fr_errorf(FR_ERR_COUNTER, "the counter was freed by its owner");
     c->value++;
     if (c->head)
-        fr_counter_serve(c);
+        fr_counter_serve(w, c);
     return MPI_SUCCESS;
 }
 
@@ -186,7 +190,7 @@ int fr_counter_read(fr_win *w, uint64_t key, uint64_t *value)
     fr_counter *c = fr_counter_find(w, key);
     if (!c)
         return fr_errorf(FR_ERR_COUNTER, "the counter was freed by its owner");
-    *value = c->value;
+    *value = fr_counter_value(c);
     return MPI_SUCCESS;
 }
 
@@ -212,7 +216,7 @@ static int sync_read(fr_win *w, const MPI_Sync *s, MPI_Count *value)
     if ((rc = fr_sync_resolve(w, s, &ref)))
         return rc;
     if (ref.mine) {
-        *value = (MPI_Count)ref.mine->value;
+        *value = (MPI_Count)fr_counter_value(ref.mine);
         return MPI_SUCCESS;
     }
     fr_peer *p = &w->peers[ref.owner];

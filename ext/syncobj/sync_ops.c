@@ -10,7 +10,13 @@
  * Cost: operations whose data travels inside the packet are complete at the origin once packed,
  * so they and the bump go as one message and the request completes in the same call, as seed
  * 001's one-message lock epoch. Gets and large transfers are flushed first; the bump follows
- * once they completed here. */
+ * once they completed here.
+ *
+ * To a node peer whose shared state block holds the counter, the covered operations are issued
+ * on their own and the bump is then made with an atomic in the owner's counter word when every
+ * operation to it is known complete there (counter_bump.c), otherwise sent as a packet behind
+ * them. With MPIX_INFO_SYNC_REMOTE_COMPLETE an atomic bump is remotely complete at once, and a
+ * freed counter is found by the origin itself (the request completes with FR_ERR_COUNTER). */
 #include "syncobj.h"
 #include "entry.h"
 #include "next.h"
@@ -31,6 +37,7 @@ typedef struct sync_ops {
     uint64_t bump_seq;  /* remote: the acknowledgement of the bump itself */
     uint64_t ack_seq;   /* remote: the last acknowledgement asked for */
     uint64_t acked_upto;/* remote: the operations it covers */
+    int direct_rc;      /* remote, bump applied directly: its result */
 } sync_ops;
 
 static void cover(sync_ops *so, int delta)
@@ -62,6 +69,7 @@ static int ops_start(fr_req *r)
     so->target = target;
     so->bump_sent = 0;
     so->ack_seq = so->bump_seq = 0;
+    so->direct_rc = MPI_SUCCESS;
     cover(so, +1);
     return MPI_SUCCESS;
 }
@@ -74,11 +82,36 @@ static int all_eager(const fr_opq *q)
     return 1;
 }
 
+/* Without packet when every operation to the target is complete there: the bump as an atomic on
+ * its shared counter word, and an acknowledgement is not needed at all. Returns 1 if done. */
+static int bump_direct(sync_ops *so, fr_peer *p, int flags)
+{
+    fr_win *w = so->req.w;
+    if (flags & FR_PKTF_NOBUMP) {
+        if (!fr_peer_settled(p) || !fr_bump_shared(w, so->target, so->key))
+            return 0;
+        so->acked_upto = p->ops_sent;
+        return 1;
+    }
+    fr_bump_way way = fr_bump_direct(w, so->target, so->key);
+    if (way == FR_BUMP_PACKET)
+        return 0;
+    so->acked_upto = p->ops_sent;
+    if (way == FR_BUMP_GONE)
+        so->direct_rc = fr_errorf(FR_ERR_COUNTER, "the counter of rank %d was freed: the bump "
+                                                  "was dropped", so->target);
+    return 1;
+}
+
 /* BUMP (or, with FR_PKTF_NOBUMP, only an acknowledgement) behind every operation sent so far,
  * and behind the queued ones too when with_ops (they travel in the same message). */
 static void send_bump(sync_ops *so, fr_peer *p, int flags, int with_ops)
 {
     fr_win *w = so->req.w;
+    if (!with_ops && bump_direct(so, p, flags))
+        return;
+    if (!(flags & FR_PKTF_NOBUMP))
+        w->st.bumps_pkt++;
     fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = so->key, .flags = (uint8_t)flags,
                    .arg = p->ops_sent + (with_ops ? p->cq.n : 0)};
     if (so->remote) {
@@ -96,7 +129,8 @@ static void send_bump(sync_ops *so, fr_peer *p, int flags, int with_ops)
  * was sent. */
 static int flush_then(sync_ops *so, fr_peer *p, int flags)
 {
-    if (p->pending == 0 && all_eager(&p->cq)) {
+    /* One message for operations and bump, unless the bump may go without one. */
+    if (p->pending == 0 && all_eager(&p->cq) && !fr_bump_shared(so->req.w, so->target, so->key)) {
         send_bump(so, p, flags, 1);
         return 1;
     }
@@ -129,7 +163,8 @@ static void ops_advance(fr_req *r)
         return;
     if (p->acks_got < so->ack_seq || p->pending)
         return;
-    finish(so, fr_bump_ack_result(r->w, so->target, so->bump_seq));
+    finish(so, so->bump_seq ? fr_bump_ack_result(r->w, so->target, so->bump_seq)
+                            : so->direct_rc);
 }
 
 static const fr_req_class sync_ops_class = {

@@ -161,11 +161,11 @@ static void test_world(void)
     check_transports(w, expect_default, "world");
     is_int(w->am_rx, mode == FR_TRANSPORT_AM ? nprocs - 1 : 0,
            "world: members sending me messages (the probe runs only for them)");
-    is_int((long long)fr_seg_count(), (long long)segs + (mode != FR_TRANSPORT_AM),
-           "world: one segment for my incoming rings");
+    is_int((long long)fr_seg_count(), (long long)segs + 2 * (mode != FR_TRANSPORT_AM),
+           "world: one segment for my incoming rings, one for my shared state block");
     exercise(MPI_COMM_WORLD, win, base, "world");
     MPI_Win_free(&win);
-    is_int((long long)fr_seg_count(), (long long)segs, "world: the segment is gone after free");
+    is_int((long long)fr_seg_count(), (long long)segs, "world: the segments are gone after free");
     free(base);
 }
 
