@@ -22,10 +22,14 @@ typedef enum fr_bump_way {
 } fr_bump_way;
 /* Is every operation I issued to p known complete there (nothing in flight either)? */
 int fr_peer_settled(const fr_peer *p);
-/* Does target's counter `key` have a word in its shared state block mapped here? */
-int fr_bump_shared(fr_win *w, int target, uint64_t key);
-/* Bump target's counter `key` with an atomic if it has a word here and p is settled. */
+/* Could a bump of target's counter `key` be an atomic now: its word is mapped here and target
+ * is settled? Issuing operations never makes it so (counter_bump.c): when 0, send the bump in
+ * the operations' batch; when 1, issue them first and try fr_bump_direct. */
+int fr_bump_may_go_direct(fr_win *w, int target, uint64_t key);
+/* Bump target's counter `key` with an atomic if it has a word here and target is settled. */
 fr_bump_way fr_bump_direct(fr_win *w, int target, uint64_t key);
+/* The error of a request whose atomic bump found the counter freed (FR_BUMP_GONE). */
+int fr_bump_gone_error(int target);
 
 /* Add one bump to my counter `key` of w; an error code (after fr_errorf) if no such counter. */
 int fr_counter_bump(fr_win *w, uint64_t key);

@@ -49,7 +49,7 @@ int fr_shm_state_map(fr_peer_proc *pp, const fr_seg_ref *ref, fr_shm_state **out
     *out = NULL;
     if (ref->serial == 0)
         return MPI_SUCCESS;
-    if (ref->size < sizeof(fr_shm_state))
+    if (ref->offset > ref->size || ref->size - ref->offset < sizeof(fr_shm_state))
         return fr_errorf(FR_ERR_SHM, "its shared state segment is too small");
     void *base;
     int rc = fr_seg_map_remote(pp, ref, &base);

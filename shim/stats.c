@@ -1,9 +1,9 @@
 /* stats.c - per-window totals, one line per window on stderr at MPI_Finalize:
  *   flexrma stats: rank R win W: members M puts N gets N accs N bytes N epochs fence N pscw N
- *   lock N peers shm N am N bumps shm N packet N
+ *   lock N peers shm N am N bumps shm N packet N gone N
  * (peers: the members this process reached through a shared-memory ring, and by messages;
  * bumps: the counter bumps this process made with an atomic in an owner's shared state block,
- * and those it sent as BUMP packets). */
+ * those it sent as BUMP packets, and atomic bumps that found the counter freed). */
 #include "stats.h"
 #include "transport.h"
 
@@ -47,12 +47,12 @@ static void print_one(int rank, const saved *s)
     fprintf(stderr,
             "flexrma stats: rank %d win %d: members %d puts %llu gets %llu accs %llu bytes %llu "
             "epochs fence %llu pscw %llu lock %llu peers shm %d am %d bumps shm %llu packet "
-            "%llu\n",
+            "%llu gone %llu\n",
             rank, s->id, s->size, (unsigned long long)st->puts, (unsigned long long)st->gets,
             (unsigned long long)st->accs, (unsigned long long)st->bytes,
             (unsigned long long)st->fences, (unsigned long long)st->pscw,
             (unsigned long long)st->locks, s->nshm, s->nam, (unsigned long long)st->bumps_shm,
-            (unsigned long long)st->bumps_pkt);
+            (unsigned long long)st->bumps_pkt, (unsigned long long)st->bumps_gone);
 }
 
 void fr_stats_print(void)

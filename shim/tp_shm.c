@@ -162,14 +162,17 @@ int fr_chan_create(fr_win *w)
         c->peers = fr_xcalloc((size_t)c->n, sizeof *c->peers);
         for (int s = 0; s < c->n; s++)
             c->peers[s].backlog_tail = &c->peers[s].backlog;
+        const char *what = "packet rings";
         int mrc = make_rings(c, fr_ring_capacity(fr_opt.shm_ring), &mine);
-        if (mrc == MPI_SUCCESS)
+        if (mrc == MPI_SUCCESS) {
+            what = "shared state block";
             mrc = fr_shm_state_create(w); /* once per window: it outlives a re-created channel */
-        fr_shm_state_ref(w, &mine.state);
+        }
+        fr_shm_state_ref(w, &mine.state); /* serial 0 without one: peers bump by packets */
         if (mrc != MPI_SUCCESS && strict) {
             snprintf(why, sizeof why, "%s", fr_error_detail());
-            rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: cannot make this process's "
-                                       "packet rings: %s", why);
+            rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: cannot make this process's %s: %s",
+                           what, why);
         }
     }
     chan_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
@@ -195,12 +198,14 @@ int fr_chan_create(fr_win *w)
             fr_chan_peer *cp = &c->peers[s++];
             cp->rank = r;
             int arc = attach(cp, &all[r], i - (i > j), node_size);
-            if (arc == MPI_SUCCESS)
+            if (arc == MPI_SUCCESS) {
                 w->peers[r].chan = cp;
-            if (arc == MPI_SUCCESS && (arc = fr_shm_state_map(cp->proc, &all[r].state,
-                                                              &w->peers[r].state)) == MPI_SUCCESS)
-                cp->state_serial = w->peers[r].state ? all[r].state.serial : 0;
-            else if (strict && rc == MPI_SUCCESS) {
+                /* Its state block, if it has one; without it (auto) bumps to it are packets. */
+                arc = fr_shm_state_map(cp->proc, &all[r].state, &w->peers[r].state);
+                if (w->peers[r].state)
+                    cp->state_serial = all[r].state.serial;
+            }
+            if (arc != MPI_SUCCESS && strict && rc == MPI_SUCCESS) {
                 snprintf(why, sizeof why, "%s", fr_error_detail());
                 rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: rank %d, on this node, cannot "
                                            "be reached through shared memory: %s", r, why);

@@ -137,6 +137,7 @@ typedef struct fr_win_stats {
     uint64_t fences, pscw, locks;
     uint64_t bumps_shm;        /* counter bumps I applied in an owner's shared state block */
     uint64_t bumps_pkt;        /* ... and sent as BUMP packets (including to myself) */
+    uint64_t bumps_gone;       /* atomic bumps refused: the owner had freed the counter */
 } fr_win_stats;
 
 typedef enum fr_fence_state {

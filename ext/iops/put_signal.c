@@ -7,9 +7,10 @@
  * returns when the origin buffer may be reused; the request of MPIX_Iput_signal completes when
  * the bump has been applied at the target, so the data is there too.
  *
- * To a node peer whose shared state block holds the counter, the put leaves on its own and the
- * bump is an atomic on the counter's word once every operation to that peer is known complete
- * there (counter_bump.c); otherwise it follows the put as a packet. */
+ * To a node peer whose shared state block holds the counter, the bump is an atomic on the
+ * counter's word when every operation to that peer, this put included, is known complete there
+ * after the put was issued (counter_bump.c); otherwise it follows the put as a packet in the same
+ * batch. */
 #include "iop.h"
 #include "entry.h"
 #include "next.h"
@@ -58,16 +59,15 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
     }
     if (o && op.bytes == 0)
         o->issued = o->done_here = 1;
-    if (fr_bump_shared(w, target, ref.key)) {
+    /* The put alone first only if the bump may then be an atomic; otherwise both in one batch
+     * (counter_bump.c: issuing the put never settles a peer that is not settled already). */
+    if (fr_bump_may_go_direct(w, target, ref.key)) {
         rc = p->tp->flush(w, target, &one, NULL, NULL);
         fr_bump_way way = fr_bump_direct(w, target, ref.key);
         if (way != FR_BUMP_PACKET) {
             if (o) {
                 o->signal = 1; /* applied: no acknowledgement to wait for (ack_seq 0) */
-                o->signal_rc = way == FR_BUMP_GONE
-                                   ? fr_errorf(FR_ERR_COUNTER, "the counter of rank %d was freed: "
-                                                               "the bump was dropped", target)
-                                   : MPI_SUCCESS;
+                o->signal_rc = way == FR_BUMP_GONE ? fr_bump_gone_error(target) : MPI_SUCCESS;
             }
             goto sent;
         }
@@ -80,7 +80,8 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
         bump.flags = FR_PKTF_ACK;
         bump.seq = o->ack_seq = ++p->acks_asked;
     }
-    int brc = p->tp->flush(w, target, &one, NULL, &bump); /* a put left already: only the bump */
+    /* the put (unless it left above) and the bump */
+    int brc = p->tp->flush(w, target, &one, NULL, &bump);
     if (rc == MPI_SUCCESS)
         rc = brc;
 sent:

@@ -82,13 +82,14 @@ static int all_eager(const fr_opq *q)
     return 1;
 }
 
-/* Without packet when every operation to the target is complete there: the bump as an atomic on
- * its shared counter word, and an acknowledgement is not needed at all. Returns 1 if done. */
+/* Without packet when every operation to the target is known complete there: the bump as an
+ * atomic on its shared counter word, or, for FR_PKTF_NOBUMP, nothing at all (there is nothing
+ * left to acknowledge). Returns 1 if done. */
 static int bump_direct(sync_ops *so, fr_peer *p, int flags)
 {
     fr_win *w = so->req.w;
     if (flags & FR_PKTF_NOBUMP) {
-        if (!fr_peer_settled(p) || !fr_bump_shared(w, so->target, so->key))
+        if (!fr_peer_settled(p))
             return 0;
         so->acked_upto = p->ops_sent;
         return 1;
@@ -97,9 +98,8 @@ static int bump_direct(sync_ops *so, fr_peer *p, int flags)
     if (way == FR_BUMP_PACKET)
         return 0;
     so->acked_upto = p->ops_sent;
-    if (way == FR_BUMP_GONE)
-        so->direct_rc = fr_errorf(FR_ERR_COUNTER, "the counter of rank %d was freed: the bump "
-                                                  "was dropped", so->target);
+    if (way == FR_BUMP_GONE) /* reported on stderr; an error only for a remote request */
+        so->direct_rc = so->remote ? fr_bump_gone_error(so->target) : MPI_SUCCESS;
     return 1;
 }
 
@@ -129,8 +129,11 @@ static void send_bump(sync_ops *so, fr_peer *p, int flags, int with_ops)
  * was sent. */
 static int flush_then(sync_ops *so, fr_peer *p, int flags)
 {
-    /* One message for operations and bump, unless the bump may go without one. */
-    if (p->pending == 0 && all_eager(&p->cq) && !fr_bump_shared(so->req.w, so->target, so->key)) {
+    /* One message for operations and bump, unless the bump might go without a packet once they
+     * are issued (counter_bump.c: issuing never settles a peer that is not settled already). */
+    int apart = flags & FR_PKTF_NOBUMP ? fr_peer_settled(p)
+                                       : fr_bump_may_go_direct(so->req.w, so->target, so->key);
+    if (p->pending == 0 && all_eager(&p->cq) && !apart) {
         send_bump(so, p, flags, 1);
         return 1;
     }
