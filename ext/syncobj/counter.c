@@ -67,13 +67,25 @@ static fr_counter *quiet_find(fr_win *w, const MPI_Sync *s)
     return fr_counter_find(w, key_of(h.slot, h.gen));
 }
 
+/* A slot for a new counter: one with a shared word while there is one (a freed one first, so
+ * the table stays dense), beyond the shared table only when every word is taken. A slot's
+ * generation survives its reuse: handles of its earlier counters never match again. */
 static uint32_t take_slot(struct fr_counters *t)
 {
-    if (t->nfree > 0)
-        return t->free_slots[--t->nfree];
+    if (t->free_near.n > 0)
+        return t->free_near.slot[--t->free_near.n];
+    if (!fr_counter_slot_shared(t->n) && t->free_far.n > 0)
+        return t->free_far.slot[--t->free_far.n];
     fr_grow(&t->c, &t->cap, t->n + 1, sizeof *t->c);
     t->c[t->n] = (fr_counter){0};
     return (uint32_t)t->n++;
+}
+
+static void put_slot(struct fr_counters *t, uint32_t slot)
+{
+    fr_slot_stack *s = fr_counter_slot_shared(slot) ? &t->free_near : &t->free_far;
+    fr_grow(&s->slot, &s->cap, s->n + 1, sizeof *s->slot);
+    s->slot[s->n++] = slot;
 }
 
 static int alloc_objects(fr_win *w, int n, MPI_Sync counters[])
@@ -138,8 +150,7 @@ static int free_objects(fr_win *w, int n, MPI_Sync counters[])
         memcpy(&h, &counters[i], sizeof h);
         t->c[h.slot].live = 0;
         fr_counter_close(w, &t->c[h.slot]); /* node peers' bumps fail from now on */
-        fr_grow(&t->free_slots, &t->cap_free, t->nfree + 1, sizeof *t->free_slots);
-        t->free_slots[t->nfree++] = h.slot;
+        put_slot(t, h.slot);
         memset(&counters[i], 0, sizeof counters[i]); /* MPIX_SYNC_NULL */
     }
     return MPI_SUCCESS;
@@ -166,7 +177,8 @@ void fr_counters_free(fr_win *w)
     if (!t)
         return;
     free(t->c);
-    free(t->free_slots);
+    free(t->free_near.slot);
+    free(t->free_far.slot);
     free(t->watch);
     free(t);
     w->counters = NULL;

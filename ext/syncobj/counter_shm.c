@@ -12,6 +12,8 @@
 #include "shm_counter.h"
 #include "shm_state.h"
 
+int fr_counter_slot_shared(size_t slot) { return slot < FR_SHM_COUNTERS; }
+
 void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot)
 {
     c->word = fr_shm_state_counter(w->state, slot);

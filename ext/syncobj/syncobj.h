@@ -31,6 +31,12 @@ typedef struct fr_sync_wire {
 
 struct sync_object;
 
+/* Freed slots, reused last-freed first. */
+typedef struct fr_slot_stack {
+    uint32_t *slot;
+    size_t n, cap;
+} fr_slot_stack;
+
 typedef struct fr_counter {
     uint64_t value;                  /* bumps that came as packets, not consumed yet */
     volatile AO_t *word;             /* its word in my shared state block, or NULL: node peers
@@ -44,8 +50,8 @@ typedef struct fr_counter {
 struct fr_counters {
     fr_counter *c;
     size_t n, cap;
-    uint32_t *free_slots;
-    size_t nfree, cap_free;
+    fr_slot_stack free_near;         /* freed slots with a word in my shared state block */
+    fr_slot_stack free_far;          /* ... and beyond its table (bumped by packets only) */
     uint32_t *watch;                 /* slots with a word and armed requests: the progress
                                         engine polls their words (counter_shm.c) */
     size_t nwatch, cap_watch;
@@ -79,6 +85,8 @@ void fr_counter_unqueue(fr_counter *c, sync_object *so);
 fr_counter *fr_counter_find(fr_win *w, uint64_t key);
 
 /* ---- a counter's bumps in both places (counter_shm.c) ---- */
+/* Has slot a word in a shared state block (when the window has one)? */
+int fr_counter_slot_shared(size_t slot);
 /* A new counter (generation c->gen) in slot: its word, if my block has one for the slot. */
 void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot);
 /* The counter is freed: bumps that arrive in its word from now on fail (FR_SHM_GONE). */
