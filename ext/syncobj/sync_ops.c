@@ -12,11 +12,12 @@
  * 001's one-message lock epoch. Gets and large transfers are flushed first; the bump follows
  * once they completed here.
  *
- * To a node peer whose shared state block holds the counter, the covered operations are issued
- * on their own and the bump is then made with an atomic in the owner's counter word when every
- * operation to it is known complete there (counter_bump.c), otherwise sent as a packet behind
- * them. With MPIX_INFO_SYNC_REMOTE_COMPLETE an atomic bump is remotely complete at once, and a
- * freed counter is found by the origin itself (the request completes with FR_ERR_COUNTER). */
+ * To a node peer whose shared state block holds the counter and that is settled (every
+ * operation to it known complete there), the covered operations are issued on their own and the
+ * bump is then an atomic in the owner's counter word if the peer is still settled after them
+ * (counter_bump.c); otherwise it is a packet, in the operations' batch when they can go together.
+ * With MPIX_INFO_SYNC_REMOTE_COMPLETE an atomic bump is remotely complete at once, and a freed
+ * counter is found by the origin itself (the request completes with FR_ERR_COUNTER). */
 #include "syncobj.h"
 #include "entry.h"
 #include "next.h"
