@@ -1,5 +1,6 @@
 /* progress.c - internal requests, the progress pass, waiting, and the agent thread. */
 #include "progress.h"
+#include "counters.h"
 #include "request.h"
 #include "next.h"
 #include "transport.h"
@@ -79,6 +80,7 @@ int fr_progress(void)
         events += fr_am_poll(w);
         if (w->lk_waiting)
             fr_lock_poll(w); /* lock requests queued in my shared lock word */
+        events += fr_counters_poll(w); /* bumps node peers made in my shared state block */
     }
     events += complete_pending();
     events += fr_req_progress();

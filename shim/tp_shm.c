@@ -31,6 +31,7 @@
 #include "shm_map.h"
 #include "shm_ring.h"
 #include "shm_seg.h"
+#include "shm_state.h"
 #include "transport.h"
 
 #include <stdio.h>
@@ -50,6 +51,7 @@ typedef struct fr_chan_peer {
     uint64_t serial;        /* its segment */
     fr_ring_tx tx;          /* my ring in its segment (when w->peers[rank].chan is this) */
     fr_ring_rx rx;          /* its ring in my segment */
+    uint64_t state_serial;  /* its shared state block, when mapped (w->peers[rank].state) */
     int rx_on;              /* it attached to rx: poll it */
     out_msg *backlog, **backlog_tail;
 } fr_chan_peer;
@@ -69,6 +71,7 @@ typedef struct chan_info {
     int32_t nrings;         /* rings in my segment; 0: none */
     uint64_t ring_bytes;    /* footprint of each */
     fr_seg_ref ref;         /* my segment */
+    fr_seg_ref state;       /* my shared state block (shm_state.h); serial 0: none */
 } chan_info;
 
 typedef struct rx_ctx {
@@ -159,11 +162,17 @@ int fr_chan_create(fr_win *w)
         c->peers = fr_xcalloc((size_t)c->n, sizeof *c->peers);
         for (int s = 0; s < c->n; s++)
             c->peers[s].backlog_tail = &c->peers[s].backlog;
+        const char *what = "packet rings";
         int mrc = make_rings(c, fr_ring_capacity(fr_opt.shm_ring), &mine);
+        if (mrc == MPI_SUCCESS) {
+            what = "shared state block";
+            mrc = fr_shm_state_create(w); /* once per window: it outlives a re-created channel */
+        }
+        fr_shm_state_ref(w, &mine.state); /* serial 0 without one: peers bump by packets */
         if (mrc != MPI_SUCCESS && strict) {
             snprintf(why, sizeof why, "%s", fr_error_detail());
-            rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: cannot make this process's "
-                                       "packet rings: %s", why);
+            rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: cannot make this process's %s: %s",
+                           what, why);
         }
     }
     chan_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
@@ -189,9 +198,14 @@ int fr_chan_create(fr_win *w)
             fr_chan_peer *cp = &c->peers[s++];
             cp->rank = r;
             int arc = attach(cp, &all[r], i - (i > j), node_size);
-            if (arc == MPI_SUCCESS)
+            if (arc == MPI_SUCCESS) {
                 w->peers[r].chan = cp;
-            else if (strict && rc == MPI_SUCCESS) {
+                /* Its state block, if it has one; without it (auto) bumps to it are packets. */
+                arc = fr_shm_state_map(cp->proc, &all[r].state, &w->peers[r].state);
+                if (w->peers[r].state)
+                    cp->state_serial = all[r].state.serial;
+            }
+            if (arc != MPI_SUCCESS && strict && rc == MPI_SUCCESS) {
                 snprintf(why, sizeof why, "%s", fr_error_detail());
                 rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: rank %d, on this node, cannot "
                                            "be reached through shared memory: %s", r, why);
@@ -224,6 +238,8 @@ int fr_chan_agree(fr_win *w, int rc)
             c->peers[s].rx_on = c->seg && fr_ring_has_producer(&c->peers[s].rx);
         if (c->seg)
             fr_seg_unlink_name(c->seg); /* named backend: everyone has opened it by now */
+        if (w->state)
+            fr_seg_unlink_name(w->state);
     }
     if (rc == MPI_SUCCESS && failed)
         rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: %d member(s) of the window cannot "
@@ -245,6 +261,9 @@ void fr_chan_destroy(fr_win *w)
             free(m);
         }
         fr_ring_rx_free(&cp->rx);
+        if (cp->state_serial)
+            fr_shm_state_unmap(cp->proc, cp->state_serial);
+        w->peers[cp->rank].state = NULL;
         if (cp->proc) {
             fr_seg_unmap_remote(cp->proc, cp->serial);
             fr_peer_proc_release(cp->proc);

@@ -25,6 +25,7 @@ struct fr_req;
 struct fr_counters;
 struct fr_pkt;
 struct fr_direct;
+struct fr_shm_state;
 
 /* The kind of epoch an RMA operation belongs to; carried in every operation packet so the target
  * can account completions per synchronization method. */
@@ -79,6 +80,7 @@ typedef struct fr_peer {
     uint32_t member_id;        /* identity in the window that survives membership changes */
     const struct fr_transport *tp;
     struct fr_chan_peer *chan; /* a node peer whose ring I attached to: the rings between us */
+    struct fr_shm_state *state;/* its shared state block, mapped here (shm_state.h), or NULL */
 
     /* --- this process as origin, the member as target --- */
     fr_opq q;                  /* operations waiting for the closing synchronization */
@@ -141,6 +143,9 @@ typedef struct fr_win_stats {
     uint64_t puts, gets, accs, bytes;
     uint64_t fences, pscw, locks;
     uint64_t direct;           /* operations copied straight into or out of a peer's window */
+    uint64_t bumps_shm;        /* counter bumps I applied in an owner's shared state block */
+    uint64_t bumps_pkt;        /* ... and sent as BUMP packets (including to myself) */
+    uint64_t bumps_gone;       /* atomic bumps refused: the owner had freed the counter */
 } fr_win_stats;
 
 typedef enum fr_fence_state {
@@ -191,6 +196,7 @@ typedef struct fr_win {
     int target_pending;        /* requests serving other origins' operations not yet complete */
     int tag_ub, next_tag;      /* data messages use tags in [FR_TAG_DATA_MIN, tag_ub] */
     struct fr_chan *chan;      /* shared-memory rings with node peers, or NULL (tp_shm.c) */
+    struct fr_shm_state *state;/* my shared state block, or NULL (shm_state.h) */
     int am_rx;                 /* members sending me batches as messages: 0 skips the probe */
     struct fr_direct *direct;  /* single-copy access to node peers' windows (direct.h) */
 

@@ -16,6 +16,7 @@
 #include "progress.h"
 #include "request.h"
 #include "stats.h"
+#include "shm_state.h"
 #include "transport.h"
 
 #include <stdlib.h>
@@ -246,6 +247,7 @@ static void win_destroy(fr_win *w)
 {
     fr_win_close_channel(w);
     fr_counters_free(w);
+    fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
     fr_req_win_gone(w);
     fr_win_peers_free(w);
     free(w->start_ranks);

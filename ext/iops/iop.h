@@ -20,7 +20,8 @@ typedef struct iop {
     int done_here;    /* ... and is complete at the origin */
     uint64_t ordinal; /* its number among my operations to target (fr_peer.ops_sent) */
     int signal;       /* MPIX_Iput_signal: complete once the bump is acknowledged */
-    uint64_t ack_seq;
+    uint64_t ack_seq; /* ... by this acknowledgement; 0: applied directly (counter_bump.c) */
+    int signal_rc;    /* ... with this result */
 } iop;
 
 /* A new request for op (prepared by fr_rma_prepare, op->bytes may be 0) to target. */

@@ -37,7 +37,9 @@ static void iop_advance(fr_req *r)
         return;
     }
     if (o->signal) {
-        if (p->acks_got >= o->ack_seq)
+        if (o->ack_seq == 0)
+            fr_req_complete(r, o->signal_rc);
+        else if (p->acks_got >= o->ack_seq)
             fr_req_complete(r, fr_bump_ack_result(w, o->target, o->ack_seq));
         return;
     }

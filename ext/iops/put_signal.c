@@ -5,7 +5,12 @@
  * once the put is complete there (sync_counter.c). It is not ordered with operations still
  * queued in an epoch of the caller (they leave at that epoch's closing call). MPIX_Put_signal
  * returns when the origin buffer may be reused; the request of MPIX_Iput_signal completes when
- * the bump has been applied at the target, so the data is there too. */
+ * the bump has been applied at the target, so the data is there too.
+ *
+ * To a node peer whose shared state block holds the counter, the bump is an atomic on the
+ * counter's word when every operation to that peer, this put included, is known complete there
+ * after the put was issued (counter_bump.c); otherwise it follows the put as a packet in the same
+ * batch. */
 #include "iop.h"
 #include "entry.h"
 #include "next.h"
@@ -52,16 +57,34 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
         fr_opq_push(&one, &op);
         fr_rma_count(w, &op);
     }
+    if (o && op.bytes == 0)
+        o->issued = o->done_here = 1;
+    /* The put alone first only if the bump may then be an atomic; otherwise both in one batch
+     * (counter_bump.c: issuing the put never settles a peer that is not settled already). */
+    if (fr_bump_may_go_direct(w, target, ref.key)) {
+        rc = p->tp->flush(w, target, &one, NULL, NULL);
+        fr_bump_way way = fr_bump_direct(w, target, ref.key);
+        if (way != FR_BUMP_PACKET) {
+            if (o) {
+                o->signal = 1; /* applied: no acknowledgement to wait for (ack_seq 0) */
+                o->signal_rc = way == FR_BUMP_GONE ? fr_bump_gone_error(target) : MPI_SUCCESS;
+            }
+            goto sent;
+        }
+    }
+    w->st.bumps_pkt++;
     fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = ref.key}; /* arg: set by flush */
     if (o) {
         o->signal = 1;
         o->need_remote = 1;
         bump.flags = FR_PKTF_ACK;
         bump.seq = o->ack_seq = ++p->acks_asked;
-        if (op.bytes == 0)
-            o->issued = o->done_here = 1;
     }
-    rc = p->tp->flush(w, target, &one, NULL, &bump);
+    /* the put (unless it left above) and the bump */
+    int brc = p->tp->flush(w, target, &one, NULL, &bump);
+    if (rc == MPI_SUCCESS)
+        rc = brc;
+sent:
     free(one.ops);
     if (!o && op.bytes > 0 && !fr_op_is_eager(&op)) {
         peer_idle pi = {p};

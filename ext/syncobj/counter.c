@@ -67,13 +67,25 @@ static fr_counter *quiet_find(fr_win *w, const MPI_Sync *s)
     return fr_counter_find(w, key_of(h.slot, h.gen));
 }
 
+/* A slot for a new counter: one with a shared word while there is one (a freed one first, so
+ * the table stays dense), beyond the shared table only when every word is taken. A slot's
+ * generation survives its reuse: handles of its earlier counters never match again. */
 static uint32_t take_slot(struct fr_counters *t)
 {
-    if (t->nfree > 0)
-        return t->free_slots[--t->nfree];
+    if (t->free_near.n > 0)
+        return t->free_near.slot[--t->free_near.n];
+    if (!fr_counter_slot_shared(t->n) && t->free_far.n > 0)
+        return t->free_far.slot[--t->free_far.n];
     fr_grow(&t->c, &t->cap, t->n + 1, sizeof *t->c);
     t->c[t->n] = (fr_counter){0};
     return (uint32_t)t->n++;
+}
+
+static void put_slot(struct fr_counters *t, uint32_t slot)
+{
+    fr_slot_stack *s = fr_counter_slot_shared(slot) ? &t->free_near : &t->free_far;
+    fr_grow(&s->slot, &s->cap, s->n + 1, sizeof *s->slot);
+    s->slot[s->n++] = slot;
 }
 
 static int alloc_objects(fr_win *w, int n, MPI_Sync counters[])
@@ -88,10 +100,12 @@ static int alloc_objects(fr_win *w, int n, MPI_Sync counters[])
     for (int i = 0; i < n; i++) {
         uint32_t slot = take_slot(t);
         fr_counter *c = &t->c[slot];
-        c->gen++; /* a new generation: handles of the slot's earlier counters stop matching */
+        if (++c->gen == 0) /* a new generation: handles of the slot's earlier counters stop */
+            c->gen = 1;    /* matching; never 0, which marks a free word (shm_counter.h) */
         c->live = 1;
         c->value = 0;
         c->head = c->tail = NULL;
+        fr_counter_open(w, c, slot);
         fr_sync_wire h = {.win_uid = w->uid, .owner = w->peers[w->rank].member_id, .slot = slot,
                           .gen = c->gen, .magic = FR_SYNC_MAGIC};
         memcpy(&counters[i], &h, sizeof h);
@@ -135,8 +149,8 @@ static int free_objects(fr_win *w, int n, MPI_Sync counters[])
         fr_sync_wire h;
         memcpy(&h, &counters[i], sizeof h);
         t->c[h.slot].live = 0;
-        fr_grow(&t->free_slots, &t->cap_free, t->nfree + 1, sizeof *t->free_slots);
-        t->free_slots[t->nfree++] = h.slot;
+        fr_counter_close(w, &t->c[h.slot]); /* node peers' bumps fail from now on */
+        put_slot(t, h.slot);
         memset(&counters[i], 0, sizeof counters[i]); /* MPIX_SYNC_NULL */
     }
     return MPI_SUCCESS;
@@ -163,7 +177,9 @@ void fr_counters_free(fr_win *w)
     if (!t)
         return;
     free(t->c);
-    free(t->free_slots);
+    free(t->free_near.slot);
+    free(t->free_far.slot);
+    free(t->watch);
     free(t);
     w->counters = NULL;
 }
@@ -177,7 +193,7 @@ int fr_counter_bump(fr_win *w, uint64_t key)
         return fr_errorf(FR_ERR_COUNTER, "the counter was freed by its owner");
     c->value++;
     if (c->head)
-        fr_counter_serve(c);
+        fr_counter_serve(w, c);
     return MPI_SUCCESS;
 }
 
@@ -186,7 +202,7 @@ int fr_counter_read(fr_win *w, uint64_t key, uint64_t *value)
     fr_counter *c = fr_counter_find(w, key);
     if (!c)
         return fr_errorf(FR_ERR_COUNTER, "the counter was freed by its owner");
-    *value = c->value;
+    *value = fr_counter_value(c);
     return MPI_SUCCESS;
 }
 
@@ -212,7 +228,7 @@ static int sync_read(fr_win *w, const MPI_Sync *s, MPI_Count *value)
     if ((rc = fr_sync_resolve(w, s, &ref)))
         return rc;
     if (ref.mine) {
-        *value = (MPI_Count)ref.mine->value;
+        *value = (MPI_Count)fr_counter_value(ref.mine);
         return MPI_SUCCESS;
     }
     fr_peer *p = &w->peers[ref.owner];

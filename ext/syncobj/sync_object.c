@@ -3,21 +3,26 @@
  * An armed request joins its counter's queue; bumps accumulate in the counter whether or not
  * anybody is armed, and the head of the queue completes, consuming exactly its count, as soon as
  * the counter holds that many. Serving the queue strictly in arming order keeps a request with
- * a small count from starving one armed earlier with a large count. */
+ * a small count from starving one armed earlier with a large count.
+ *
+ * Bumps of node peers land in the counter's shared word without telling me (counter_shm.c): a
+ * counter with armed requests is therefore watched, and progress serves it when its word grew.
+ * Consuming subtracts atomically, so a bump added meanwhile is never lost. */
 #include "syncobj.h"
 #include "entry.h"
 #include "next.h"
 
 static const fr_req_class sync_object_class;
 
-void fr_counter_serve(fr_counter *c)
+void fr_counter_serve(fr_win *w, fr_counter *c)
 {
     sync_object *so;
-    while ((so = c->head) && c->value >= (uint64_t)so->count) {
-        c->value -= (uint64_t)so->count;
+    while ((so = c->head) && fr_counter_value(c) >= (uint64_t)so->count) {
+        fr_counter_take(c, (uint64_t)so->count);
         fr_counter_unqueue(c, so);
         fr_req_complete(&so->req, MPI_SUCCESS); /* may release so (detached) */
     }
+    fr_counter_watch(w, c);
 }
 
 void fr_counter_unqueue(fr_counter *c, sync_object *so)
@@ -54,7 +59,7 @@ static int object_start(fr_req *r)
     else
         c->head = so;
     c->tail = so;
-    fr_counter_serve(c);
+    fr_counter_serve(r->w, c);
     return MPI_SUCCESS;
 }
 
@@ -64,7 +69,7 @@ static int object_cancel(fr_req *r)
     fr_counter *c = counter_of(so);
     if (c && so->armed) {
         fr_counter_unqueue(c, so);
-        fr_counter_serve(c); /* the next in line may be satisfied already */
+        fr_counter_serve(r->w, c); /* the next in line may be satisfied already */
     }
     return MPI_SUCCESS;
 }
@@ -73,8 +78,10 @@ static void object_destroy(fr_req *r)
 {
     sync_object *so = (sync_object *)r;
     fr_counter *c = counter_of(so);
-    if (c && so->armed)
+    if (c && so->armed) {
         fr_counter_unqueue(c, so);
+        fr_counter_watch(r->w, c);
+    }
 }
 
 static const fr_req_class sync_object_class = {
@@ -128,7 +135,7 @@ static int change_count(fr_req *r, int delta)
     so->count = (int)count;
     fr_counter *c = counter_of(so);
     if (c && so->armed)
-        fr_counter_serve(c);
+        fr_counter_serve(r->w, c);
     return MPI_SUCCESS;
 }
 

@@ -10,7 +10,14 @@
  * Cost: operations whose data travels inside the packet are complete at the origin once packed,
  * so they and the bump go as one message and the request completes in the same call, as seed
  * 001's one-message lock epoch. Gets and large transfers are flushed first; the bump follows
- * once they completed here. */
+ * once they completed here.
+ *
+ * To a node peer whose shared state block holds the counter and that is settled (every
+ * operation to it known complete there), the covered operations are issued on their own and the
+ * bump is then an atomic in the owner's counter word if the peer is still settled after them
+ * (counter_bump.c); otherwise it is a packet, in the operations' batch when they can go together.
+ * With MPIX_INFO_SYNC_REMOTE_COMPLETE an atomic bump is remotely complete at once, and a freed
+ * counter is found by the origin itself (the request completes with FR_ERR_COUNTER). */
 #include "syncobj.h"
 #include "entry.h"
 #include "next.h"
@@ -31,6 +38,7 @@ typedef struct sync_ops {
     uint64_t bump_seq;  /* remote: the acknowledgement of the bump itself */
     uint64_t ack_seq;   /* remote: the last acknowledgement asked for */
     uint64_t acked_upto;/* remote: the operations it covers */
+    int direct_rc;      /* remote, bump applied directly: its result */
 } sync_ops;
 
 static void cover(sync_ops *so, int delta)
@@ -62,6 +70,7 @@ static int ops_start(fr_req *r)
     so->target = target;
     so->bump_sent = 0;
     so->ack_seq = so->bump_seq = 0;
+    so->direct_rc = MPI_SUCCESS;
     cover(so, +1);
     return MPI_SUCCESS;
 }
@@ -74,11 +83,36 @@ static int all_eager(const fr_opq *q)
     return 1;
 }
 
+/* Without packet when every operation to the target is known complete there: the bump as an
+ * atomic on its shared counter word, or, for FR_PKTF_NOBUMP, nothing at all (there is nothing
+ * left to acknowledge). Returns 1 if done. */
+static int bump_direct(sync_ops *so, fr_peer *p, int flags)
+{
+    fr_win *w = so->req.w;
+    if (flags & FR_PKTF_NOBUMP) {
+        if (!fr_peer_settled(p))
+            return 0;
+        so->acked_upto = p->ops_sent;
+        return 1;
+    }
+    fr_bump_way way = fr_bump_direct(w, so->target, so->key);
+    if (way == FR_BUMP_PACKET)
+        return 0;
+    so->acked_upto = p->ops_sent;
+    if (way == FR_BUMP_GONE) /* reported on stderr; an error only for a remote request */
+        so->direct_rc = so->remote ? fr_bump_gone_error(so->target) : MPI_SUCCESS;
+    return 1;
+}
+
 /* BUMP (or, with FR_PKTF_NOBUMP, only an acknowledgement) behind every operation sent so far,
  * and behind the queued ones too when with_ops (they travel in the same message). */
 static void send_bump(sync_ops *so, fr_peer *p, int flags, int with_ops)
 {
     fr_win *w = so->req.w;
+    if (!with_ops && bump_direct(so, p, flags))
+        return;
+    if (!(flags & FR_PKTF_NOBUMP))
+        w->st.bumps_pkt++;
     fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = so->key, .flags = (uint8_t)flags,
                    .arg = p->ops_sent}; /* flush sets it to include the queued operations */
     if (so->remote) {
@@ -97,7 +131,11 @@ static void send_bump(sync_ops *so, fr_peer *p, int flags, int with_ops)
  * was sent. */
 static int flush_then(sync_ops *so, fr_peer *p, int flags)
 {
-    if (p->pending == 0 && all_eager(&p->cq)) {
+    /* One message for operations and bump, unless the bump might go without a packet once they
+     * are issued (counter_bump.c: issuing never settles a peer that is not settled already). */
+    int apart = flags & FR_PKTF_NOBUMP ? fr_peer_settled(p)
+                                       : fr_bump_may_go_direct(so->req.w, so->target, so->key);
+    if (p->pending == 0 && all_eager(&p->cq) && !apart) {
         send_bump(so, p, flags, 1);
         return 1;
     }
@@ -130,7 +168,8 @@ static void ops_advance(fr_req *r)
         return;
     if (p->acks_got < so->ack_seq || p->pending)
         return;
-    finish(so, fr_bump_ack_result(r->w, so->target, so->bump_seq));
+    finish(so, so->bump_seq ? fr_bump_ack_result(r->w, so->target, so->bump_seq)
+                            : so->direct_rc);
 }
 
 static const fr_req_class sync_ops_class = {

@@ -161,9 +161,10 @@ static void test_world(void)
     check_transports(w, expect_default, "world");
     is_int(w->am_rx, mode == FR_TRANSPORT_AM ? nprocs - 1 : 0,
            "world: members sending me messages (the probe runs only for them)");
-    /* one for my incoming rings, one for the state page node peers read (direct.h) */
-    is_int((long long)fr_seg_count(), (long long)segs + 2 * (mode != FR_TRANSPORT_AM),
-           "world: two segments: my incoming rings, my shared window state");
+    /* my incoming rings, my shared state block (counters, shm_state.h), and the page with my
+     * epoch state and lock word (direct.h) */
+    is_int((long long)fr_seg_count(), (long long)segs + 3 * (mode != FR_TRANSPORT_AM),
+           "world: three segments: my incoming rings, my state block, my epoch state page");
     exercise(MPI_COMM_WORLD, win, base, "world");
     MPI_Win_free(&win);
     is_int((long long)fr_seg_count(), (long long)segs, "world: the segments are gone after free");

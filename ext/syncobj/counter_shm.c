@@ -1,0 +1,79 @@
+/* counter_shm.c - the owner's view of a counter whose bumps arrive in two places: node peers add
+ * theirs to the counter's word in this process's shared state block (shm_counter.h), everyone
+ * else (and a full word) sends BUMP packets, counted in fr_counter.value. A sync-object request
+ * completes on their sum.
+ *
+ * Nobody tells the owner about a bump in the word, so a counter with armed requests is on the
+ * window's watch list, and every progress pass (fr_counters_poll) reads its word with acquire
+ * and serves it: the waits that run progress (fr_wait_until, the request hooks) spin on that
+ * read briefly, then yield the core. A counter without armed requests is not polled: its bumps
+ * simply wait in the word for the next MPI_Start or MPIX_Win_sync_read. */
+#include "syncobj.h"
+#include "shm_counter.h"
+#include "shm_state.h"
+
+int fr_counter_slot_shared(size_t slot) { return slot < FR_SHM_COUNTERS; }
+
+void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot)
+{
+    c->word = fr_shm_state_counter(w->state, slot);
+    if (c->word)
+        fr_shm_counter_set(c->word, c->gen);
+}
+
+void fr_counter_close(fr_win *w, fr_counter *c)
+{
+    if (c->word)
+        fr_shm_counter_set(c->word, 0);
+    c->word = NULL;
+}
+
+uint64_t fr_counter_value(const fr_counter *c)
+{
+    return c->value + (c->word ? fr_shm_counter_load(c->word) : 0);
+}
+
+void fr_counter_take(fr_counter *c, uint64_t n)
+{
+    /* The private part first: it costs no atomic. */
+    uint64_t own = n < c->value ? n : c->value;
+    c->value -= own;
+    if (n > own)
+        fr_shm_counter_take(c->word, (uint32_t)(n - own));
+}
+
+void fr_counter_watch(fr_win *w, fr_counter *c)
+{
+    struct fr_counters *t = w->counters;
+    int want = c->word && c->head;
+    if (want && !c->watch_at) {
+        fr_grow(&t->watch, &t->cap_watch, t->nwatch + 1, sizeof *t->watch);
+        t->watch[t->nwatch++] = (uint32_t)(c - t->c);
+        c->watch_at = t->nwatch;
+    } else if (!want && c->watch_at) {
+        size_t at = c->watch_at - 1;
+        uint32_t last = t->watch[--t->nwatch];
+        t->watch[at] = last; /* the last entry takes its place */
+        t->c[last].watch_at = at + 1;
+        c->watch_at = 0;
+    }
+}
+
+int fr_counters_poll(fr_win *w)
+{
+    struct fr_counters *t = w->counters;
+    if (!t || t->nwatch == 0)
+        return 0;
+    int events = 0;
+    /* Backwards: serving may take the current entry off (the last one moves into its place). */
+    for (size_t i = t->nwatch; i-- > 0;) {
+        if (i >= t->nwatch)
+            continue;
+        fr_counter *c = &t->c[t->watch[i]];
+        if (c->head && fr_counter_value(c) >= (uint64_t)c->head->count) {
+            fr_counter_serve(w, c);
+            events++;
+        }
+    }
+    return events;
+}

@@ -1,0 +1,80 @@
+/* shm_counter.h - one synchronization counter in its owner's shared state block (shm_state.h):
+ * bumped by node peers with an atomic, observed and consumed by the owner.
+ *
+ * The word (64 bits): generation in the upper 32, unconsumed bumps in the lower 32.
+ *   generation  the counter's generation (fr_sync_wire.gen, never 0) while it is allocated, 0
+ *               while the slot is free. Only the owner changes it (allocation, free).
+ *   bumps       added by bumpers (+1 each), subtracted by the owner when a sync-object request
+ *               consumes them.
+ * Generation and bumps share one word so that a bumper checks the generation and adds in a
+ * single compare-and-swap: a bump to a freed counter can never land in a reused slot (the
+ * generation differs), and the bumper learns at once that its counter is gone. A separate
+ * generation word could change between the check and the add.
+ *
+ * Bumps above FR_SHM_BUMPS_MAX are refused (the bumper sends a packet instead, which the owner
+ * counts in its private 64-bit part): the lower half can never carry into the generation.
+ *
+ * Memory ordering: a bump is a release (the covered data, written before, is visible to whoever
+ * sees the bump); the owner reads with acquire (it sees the data of every bump it counts). */
+#ifndef FR_SHM_COUNTER_H
+#define FR_SHM_COUNTER_H
+
+#include <atomic_ops.h>
+#include <stdint.h>
+
+#define FR_SHM_BUMPS_MAX 0x7fffffffu
+
+typedef enum fr_shm_bump {
+    FR_SHM_BUMPED, /* added */
+    FR_SHM_GONE,   /* the counter of that generation is not allocated: nothing added */
+    FR_SHM_FULL    /* FR_SHM_BUMPS_MAX unconsumed: nothing added, use a packet */
+} fr_shm_bump;
+
+static inline AO_t fr_shm_word(uint32_t gen, uint32_t bumps)
+{
+    return (AO_t)gen << 32 | bumps;
+}
+
+/* Add one bump to the counter of generation gen. */
+static inline fr_shm_bump fr_shm_counter_bump(volatile AO_t *word, uint32_t gen)
+{
+    AO_t old = AO_load(word);
+    for (;;) {
+        if ((uint32_t)(old >> 32) != gen)
+            return FR_SHM_GONE;
+        if ((uint32_t)old >= FR_SHM_BUMPS_MAX)
+            return FR_SHM_FULL;
+        /* release: the covered operations' data (stored before) is visible before the bump. */
+        AO_t seen = AO_fetch_compare_and_swap_release(word, old, old + 1);
+        if (seen == old)
+            return FR_SHM_BUMPED;
+        old = seen; /* another bump (or the owner) changed it: check again */
+    }
+}
+
+/* The owner: unconsumed bumps in the word. */
+static inline uint32_t fr_shm_counter_load(const volatile AO_t *word)
+{
+    /* acquire: the data of every counted bump is visible after this load (pairs with the
+     * bumpers' release). */
+    return (uint32_t)AO_load_acquire(word);
+}
+
+/* The owner consumes n bumps it has seen (n <= fr_shm_counter_load): only bumpers change the word
+ * meanwhile, and they only add, so the subtraction never borrows from the generation. */
+static inline void fr_shm_counter_take(volatile AO_t *word, uint32_t n)
+{
+    /* no barrier: the acquire load that counted these bumps already ordered their data. */
+    AO_fetch_and_add(word, (AO_t)0 - n);
+}
+
+/* The owner: (re)start the slot as a counter of generation gen, or free it (gen 0). Bumps that
+ * were in the word are discarded with the counter. */
+static inline void fr_shm_counter_set(volatile AO_t *word, uint32_t gen)
+{
+    /* release: a bumper that sees the new generation sees the slot ready (nothing else to
+     * order; kept for symmetry with the owner's earlier plain accesses to the counter). */
+    AO_store_release(word, fr_shm_word(gen, 0));
+}
+
+#endif
