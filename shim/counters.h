@@ -38,6 +38,10 @@ int fr_counter_read(fr_win *w, uint64_t key, uint64_t *value);
 /* Progress: serve the armed sync-object requests whose counters node peers bumped in my shared
  * state block; returns the number of counters served. */
 int fr_counters_poll(fr_win *w);
+/* My shared state block for w was just made (a window over myself alone has none until node
+ * peers join, ext/dynwin): give my live counters their words, so that peers' atomic bumps reach
+ * them. */
+void fr_counters_state_made(fr_win *w);
 /* w is being freed: release its counters. */
 void fr_counters_free(fr_win *w);
 

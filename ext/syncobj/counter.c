@@ -197,12 +197,22 @@ int fr_counter_bump(fr_win *w, uint64_t key)
     return MPI_SUCCESS;
 }
 
+/* The value a read reports: what the armed requests leave. Bumps in the shared word are seen
+ * only when looked at, so the armed requests take theirs first, as they would have had the
+ * bumps come as packets. */
+static uint64_t value_after_serving(fr_win *w, fr_counter *c)
+{
+    if (c->head)
+        fr_counter_serve(w, c);
+    return fr_counter_value(c);
+}
+
 int fr_counter_read(fr_win *w, uint64_t key, uint64_t *value)
 {
     fr_counter *c = fr_counter_find(w, key);
     if (!c)
         return fr_errorf(FR_ERR_COUNTER, "the counter was freed by its owner");
-    *value = fr_counter_value(c);
+    *value = value_after_serving(w, c);
     return MPI_SUCCESS;
 }
 
@@ -228,7 +238,7 @@ static int sync_read(fr_win *w, const MPI_Sync *s, MPI_Count *value)
     if ((rc = fr_sync_resolve(w, s, &ref)))
         return rc;
     if (ref.mine) {
-        *value = (MPI_Count)fr_counter_value(ref.mine);
+        *value = (MPI_Count)value_after_serving(w, ref.mine);
         return MPI_SUCCESS;
     }
     fr_peer *p = &w->peers[ref.owner];

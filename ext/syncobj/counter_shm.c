@@ -21,6 +21,18 @@ void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot)
         fr_shm_counter_set(c->word, c->gen);
 }
 
+void fr_counters_state_made(fr_win *w)
+{
+    struct fr_counters *t = w->counters;
+    for (size_t s = 0; t && s < t->n; s++) {
+        fr_counter *c = &t->c[s];
+        if (c->live && !c->word) {
+            fr_counter_open(w, c, (uint32_t)s);
+            fr_counter_watch(w, c); /* armed requests now wait on the word too */
+        }
+    }
+}
+
 void fr_counter_close(fr_win *w, fr_counter *c)
 {
     if (c->word)
