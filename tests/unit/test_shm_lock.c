@@ -1,6 +1,6 @@
 /* test_shm_lock.c - the fair reader-writer ticket lock of shm_lock.h in one process: the order
  * of entry (a queued exclusive request blocks later shared ones; a run of shared requests holds
- * the lock together), and four threads taking it shared and exclusive 20000 times each while
+ * the lock together), and four threads taking it shared and exclusive 4000 times each while
  * checking that an exclusive holder is always alone. Run with mpirun -np 1. */
 #include "shm_lock.h"
 #include "tap.h"
@@ -37,7 +37,7 @@ static void test_order(void)
 }
 
 #define THREADS 4
-#define ROUNDS 20000
+#define ROUNDS 4000
 
 static fr_lockword shared_lock;
 static volatile AO_t writers, readers, violations;
