@@ -530,10 +530,12 @@ def main():
              f"Time: {args.timing}.",
              "Ratios are one-sided time / point-to-point time within the same run (the CSV's "
              "ratio_to_pt2pt), medians over the runs; a size range shows its worst size. "
-             "Today flexrma's default transport carries synchronization and payloads up to "
-             "FLEXRMA_EAGER_MAX through shared-memory packet rings between node peers, but larger "
-             "data still as messages (FLEXRMA_TRANSPORT=am: everything as messages), so the "
-             "targets for large transfers are expected not to be met yet.",
+             "flexrma's default transport carries synchronization through shared-memory packet "
+             "rings between node peers and copies puts, gets and accumulates straight into or "
+             "out of their windows (FLEXRMA_TRANSPORT=am: everything as messages, as between "
+             "nodes). The lock variant of ghost includes a zero-byte message exchange with each "
+             "neighbour (the target must learn that the data is there), so its ratio cannot fall "
+             "much below 1.",
              tab.rstrip(),
              f"{met} of {judged} judged targets met.",
              reference_note(res).rstrip(),
