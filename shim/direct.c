@@ -220,14 +220,22 @@ static int permitted(const fr_win *w, int target, const dpeer *d, const fr_op *o
 
 /* ---- accumulates ---- */
 
-static volatile AO_t *acc_word(fr_win *w, int rank)
+/* The state page of member rank as this process sees it: its own, or a node peer's mapped one
+ * (NULL: none, or the peer is not reached directly). */
+static dstate *state_of(fr_win *w, int rank)
 {
     if (!w->direct)
         return NULL;
     if (rank == w->rank)
-        return w->direct->mine ? &w->direct->mine->acc : NULL;
+        return w->direct->mine;
     dpeer *d = peer_of(w, rank);
-    return d ? &d->state->acc : NULL;
+    return d ? d->state : NULL;
+}
+
+static volatile AO_t *acc_word(fr_win *w, int rank)
+{
+    dstate *s = state_of(w, rank);
+    return s ? &s->acc : NULL;
 }
 
 int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
@@ -338,10 +346,6 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
 
 fr_lockword *fr_direct_lockword(fr_win *w, int rank)
 {
-    if (!w->direct)
-        return NULL;
-    if (rank == w->rank)
-        return w->direct->mine ? &w->direct->mine->lock : NULL;
-    dpeer *d = peer_of(w, rank);
-    return d ? &d->state->lock : NULL;
+    dstate *s = state_of(w, rank);
+    return s ? &s->lock : NULL;
 }
