@@ -205,7 +205,7 @@ static int permitted(const fr_win *w, int target, const dpeer *d, const fr_op *o
     case FR_EPOCH_COUNTER:
         return 1;
     case FR_EPOCH_FENCE:
-        return w->size <= fr_opt.fence_direct_max &&
+        return fr_fence_is_direct(w) &&
                AO_load_acquire(&d->state->fence_passed) >= (AO_t)w->fence_opened;
     case FR_EPOCH_PSCW:
         return AO_load_acquire(&d->state->posted[w->rank]) >= (AO_t)d->starts;
@@ -335,7 +335,7 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
     for (size_t i = 0; i < q->n; i++) {
         const fr_op *op = &q->ops[i];
         int waitable = op->epoch == FR_EPOCH_PSCW ||
-                       (op->epoch == FR_EPOCH_FENCE && w->size <= fr_opt.fence_direct_max);
+                       (op->epoch == FR_EPOCH_FENCE && fr_fence_is_direct(w));
         if (waitable && !fr_op_is_eager(op) && suits(d, op)) {
             await_arg a = {w, target, d, op};
             fr_wait_until(permission_arrived, &a);

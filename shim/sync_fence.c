@@ -130,7 +130,7 @@ static int fence(fr_win *w, int assert)
             fr_am_replay_held(w, r);
     int rc = MPI_SUCCESS;
     if (!(assert & MPI_MODE_NOPRECEDE))
-        rc = w->size <= fr_opt.fence_direct_max ? fence_close_direct(w) : fence_close_rs(w);
+        rc = fr_fence_is_direct(w) ? fence_close_direct(w) : fence_close_rs(w);
     w->fence_ops = 0;
     w->fence = (assert & MPI_MODE_NOSUCCEED) ? FR_FENCE_OFF : FR_FENCE_ARMED;
     w->fence_opened = w->fence_count;

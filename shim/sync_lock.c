@@ -65,26 +65,25 @@ static void queue_pop(fr_win *w)
     w->lk_len--;
 }
 
-static void grant(fr_win *w, int src, int type)
+/* src holds the lock now (either mode): run what it sent behind its request. */
+static void granted(fr_win *w, int src)
 {
     fr_peer *p = &w->peers[src];
-    w->lk_mode = type;
-    w->lk_holders++;
     p->lk = FR_LK_GRANTED;
     if (p->held)
         fr_am_replay_held(w, src);
+}
+
+/* Queue mode: count the holder. */
+static void grant(fr_win *w, int src, int type)
+{
+    w->lk_mode = type;
+    w->lk_holders++;
+    granted(w, src);
 }
 
 static int exclusive(int type) { return type == MPI_LOCK_EXCLUSIVE; }
 
-/* Ticket mode: src's ticket entered my lock word. */
-static void ticket_granted(fr_win *w, int src)
-{
-    fr_peer *p = &w->peers[src];
-    p->lk = FR_LK_GRANTED;
-    if (p->held)
-        fr_am_replay_held(w, src);
-}
 
 void fr_lock_poll(fr_win *w)
 {
@@ -93,7 +92,7 @@ void fr_lock_poll(fr_win *w)
         fr_peer *p = &w->peers[r];
         if (p->lk == FR_LK_WAITING && fr_lockword_enter(lw, p->lk_ticket, exclusive(p->lk_type))) {
             w->lk_waiting--;
-            ticket_granted(w, r);
+            granted(w, r);
         }
     }
 }
@@ -106,7 +105,7 @@ int fr_target_lock(fr_win *w, int src, int type)
         p->lk_ticket = fr_lockword_take(lw);
         p->lk_type = type;
         if (fr_lockword_enter(lw, p->lk_ticket, exclusive(type))) {
-            ticket_granted(w, src);
+            granted(w, src);
             return 1;
         }
         p->lk = FR_LK_WAITING;
@@ -149,13 +148,12 @@ static void try_release(fr_win *w, int src)
     if (!p->unlock_seen || p->ops_done < p->unlock_upto)
         return;
     p->unlock_seen = 0;
-    fr_lockword *lw = fr_direct_lockword(w, w->rank);
-    if (!p->unlock_nocheck && lw) {
+    if (!p->unlock_nocheck) {
+        fr_lockword *lw = fr_direct_lockword(w, w->rank);
         p->lk = FR_LK_IDLE;
-        fr_lockword_release(lw, p->lk_ticket, exclusive(p->lk_type));
-    } else if (!p->unlock_nocheck) {
-        p->lk = FR_LK_IDLE;
-        if (--w->lk_holders == 0) {
+        if (lw) {
+            fr_lockword_release(lw, p->lk_ticket, exclusive(p->lk_type));
+        } else if (--w->lk_holders == 0) {
             w->lk_mode = 0;
             grant_next(w);
         }

@@ -274,6 +274,14 @@ static inline int fr_op_is_eager(const fr_op *op)
 /* Local execution of an operation whose target is this process (local.c). */
 int fr_local_op(fr_win *w, const fr_op *op);
 
+/* Does w close fences with the direct scheme (one FENCE_DONE per pair) rather than by
+ * reduce-scatter? Depends only on the window size, so every member agrees (sync_fence.c); the
+ * single-copy path (direct.c) relies on the direct scheme. */
+static inline int fr_fence_is_direct(const fr_win *w)
+{
+    return w->size <= fr_opt.fence_direct_max;
+}
+
 /* Wait, serving the progress engine, until cond(arg) is true (progress.c). */
 void fr_wait_until(int (*cond)(void *), void *arg);
 
