@@ -19,6 +19,8 @@
 
 /* Batches above this size are cut in two; the halves keep their order (same tag, same pair). */
 #define FR_BATCH_MAX ((size_t)64 << 20)
+/* Larger batch buffers are not kept for reuse. */
+#define FR_BATCH_SPARE_MAX ((size_t)64 << 10)
 
 typedef struct batch {
     unsigned char *buf;
@@ -58,7 +60,7 @@ static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned
 }
 
 /* The message transport's delivery: the batch is one message with tag FR_TAG_PKT. */
-static void am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
+static int am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 {
     if (len > INT32_MAX)
         fr_fatal("batch of %zu bytes exceeds an MPI count", len);
@@ -68,19 +70,40 @@ static void am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
     /* Small batches complete at once (eager protocol): skip the bookkeeping. */
     FR_CHECK_MPI(FR_NEXT(Test)(&req, &flag, MPI_STATUS_IGNORE));
     if (flag)
-        free(buf);
-    else
-        track(w, target, req, NULL, buf, NULL);
+        return 0;
+    track(w, target, req, NULL, buf, NULL);
+    return 1;
+}
+
+/* The buffer of the last batch the transport did not keep: most batches are copied into a ring
+ * or sent eagerly at once, so the next one reuses it instead of a malloc/free pair per closing
+ * call. A batch built while another is under construction finds none and allocates its own. */
+static batch spare;
+
+static batch batch_begin(void)
+{
+    batch b = spare;
+    spare = (batch){0};
+    return b;
+}
+
+static void batch_recycle(batch *b)
+{
+    if (spare.buf || b->cap > FR_BATCH_SPARE_MAX) {
+        free(b->buf);
+    } else {
+        spare = (batch){b->buf, 0, b->cap};
+    }
+    *b = (batch){0};
 }
 
 /* Hand the batch to the target's transport; batches to one target keep their order there. */
 static void batch_send(fr_win *w, int target, batch *b)
 {
-    if (b->len > 0)
-        w->peers[target].tp->deliver(w, target, b->buf, b->len);
+    if (b->len > 0 && w->peers[target].tp->deliver(w, target, b->buf, b->len))
+        *b = (batch){0}; /* the transport frees it */
     else
-        free(b->buf);
-    *b = (batch){0};
+        batch_recycle(b);
 }
 
 /* Append a packet; returns where its inline data goes. */
@@ -169,7 +192,7 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
 int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trail)
 {
     fr_peer *p = &w->peers[t];
-    batch b = {0};
+    batch b = batch_begin();
     int rc = MPI_SUCCESS;
     if (p->ntypes_drop > 0) {
         fr_pkt drop = {.type = FR_PKT_TYPE_DROP, .arg = p->ntypes_drop,
@@ -197,7 +220,7 @@ int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trai
 
 int fr_batch_notify(fr_win *w, int t, const fr_pkt *pkt)
 {
-    batch b = {0};
+    batch b = batch_begin();
     batch_add(w, t, &b, pkt, NULL);
     batch_send(w, t, &b);
     return MPI_SUCCESS;

@@ -24,10 +24,25 @@ fr_options fr_opt;
 int fr_active;
 MPI_Comm fr_comm_self = MPI_COMM_NULL;
 
+/* The engine lock serializes threads inside flexrma: the progress agent and the program's own
+ * threads under MPI_THREAD_MULTIPLE. Below that level the program never enters MPI from two
+ * threads at once and orders its own calls, so the lock would only cost its atomic
+ * instructions, several per call and per wait turn (a fifth of a short epoch's time). Decided
+ * once in start_engine, before anything takes the lock or the agent starts. */
 static pthread_mutex_t engine_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int engine_locking = 1;
 
-void fr_engine_lock(void) { pthread_mutex_lock(&engine_mutex); }
-void fr_engine_unlock(void) { pthread_mutex_unlock(&engine_mutex); }
+void fr_engine_lock(void)
+{
+    if (engine_locking)
+        pthread_mutex_lock(&engine_mutex);
+}
+
+void fr_engine_unlock(void)
+{
+    if (engine_locking)
+        pthread_mutex_unlock(&engine_mutex);
+}
 
 static int env_flag(const char *name)
 {
@@ -76,6 +91,9 @@ static int start_engine(void)
 {
     if (fr_opt.disabled)
         return MPI_SUCCESS;
+    int level;
+    FR_CHECK_MPI(PMPI_Query_thread(&level));
+    engine_locking = fr_opt.async_progress || level == MPI_THREAD_MULTIPLE;
     FR_CHECK_MPI(PMPI_Comm_dup(MPI_COMM_SELF, &fr_comm_self));
     FR_CHECK_MPI(PMPI_Comm_set_errhandler(fr_comm_self, MPI_ERRORS_RETURN));
     fr_errors_register();

@@ -45,12 +45,11 @@ static int post(fr_win *w, MPI_Group group, int assert)
         return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_post while an exposure epoch is open");
     if (w->fence == FR_FENCE_ARMED && w->fence_ops > 0)
         return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_post inside a fence epoch");
-    int *ranks, n, rc = fr_win_group_ranks(w, group, &ranks, &n);
+    int rc = fr_win_group_ranks(w, group, &w->post_ranks, &w->post_cap, &w->npost);
     if (rc)
         return rc;
+    const int *ranks = w->post_ranks, n = w->npost;
     w->post_active = 1;
-    w->post_ranks = ranks;
-    w->npost = n;
     w->fence = FR_FENCE_OFF;
     for (int i = 0; i < n; i++) {
         fr_peer *p = &w->peers[ranks[i]];
@@ -85,8 +84,6 @@ static void exposure_end(fr_win *w)
 {
     for (int i = 0; i < w->npost; i++)
         w->peers[w->post_ranks[i]].complete_seen = 0;
-    free(w->post_ranks);
-    w->post_ranks = NULL;
     w->npost = 0;
     w->post_active = 0;
     w->st.pscw++;
@@ -125,15 +122,13 @@ static int start(fr_win *w, MPI_Group group, int assert)
         return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_start while a lock epoch is open");
     if (w->fence == FR_FENCE_ARMED && w->fence_ops > 0)
         return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_start inside a fence epoch");
-    int *ranks, n, rc = fr_win_group_ranks(w, group, &ranks, &n);
+    int rc = fr_win_group_ranks(w, group, &w->start_ranks, &w->start_cap, &w->nstart);
     if (rc)
         return rc;
     w->start_active = 1;
-    w->start_ranks = ranks;
-    w->nstart = n;
-    for (int i = 0; i < n; i++) {
-        w->peers[ranks[i]].in_start = 1;
-        fr_direct_started(w, ranks[i]);
+    for (int i = 0; i < w->nstart; i++) {
+        w->peers[w->start_ranks[i]].in_start = 1;
+        fr_direct_started(w, w->start_ranks[i]);
     }
     w->fence = FR_FENCE_OFF;
     return MPI_SUCCESS;
@@ -161,8 +156,6 @@ static int complete(fr_win *w)
         p->in_start = 0;
     }
     fr_wait_until(origin_quiet, w);
-    free(w->start_ranks);
-    w->start_ranks = NULL;
     w->nstart = 0;
     w->start_active = 0;
     return rc;

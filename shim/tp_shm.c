@@ -302,17 +302,15 @@ static int backlog_drain(fr_win *w, fr_chan_peer *cp)
     return n;
 }
 
-static void shm_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
+static int shm_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 {
     fr_chan_peer *cp = w->peers[target].chan;
     size_t done = 0;
     if (cp->backlog)
         backlog_drain(w, cp);
     /* Straight into the ring unless earlier batches still wait: they must go first. */
-    if (!cp->backlog && fr_ring_put(&cp->tx, buf, len, &done)) {
-        free(buf);
-        return;
-    }
+    if (!cp->backlog && fr_ring_put(&cp->tx, buf, len, &done))
+        return 0;
     out_msg *m = fr_xmalloc(sizeof *m);
     *m = (out_msg){NULL, buf, len, done};
     if (!cp->backlog)
@@ -321,6 +319,7 @@ static void shm_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
     cp->backlog_tail = &m->next;
     w->pending++; /* a send in flight: closing calls wait for it as for an MPI send */
     w->peers[target].pending++;
+    return 1;
 }
 
 const fr_transport fr_tp_shm = {"shm", fr_batch_flush, fr_batch_notify, shm_deliver};

@@ -29,10 +29,11 @@ typedef struct fr_transport {
     int (*flush)(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_pkt *trail);
     /* Send one synchronization packet that carries no data (UNLOCK_ACK). */
     int (*notify)(fr_win *w, int target, const fr_pkt *pkt);
-    /* Batch transports: carry one batch (malloc'ed; the transport frees it) to target. Never
-     * waits; batches to one target arrive in the order they were delivered (the protocol needs
-     * per-origin FIFO). NULL for self. */
-    void (*deliver)(fr_win *w, int target, unsigned char *buf, size_t len);
+    /* Batch transports: carry one batch (malloc'ed) to target. Never waits; batches to one
+     * target arrive in the order they were delivered (the protocol needs per-origin FIFO).
+     * Returns 1 when it keeps buf (to free it once sent), 0 when buf is already free for the
+     * caller's next batch (copied into a ring, or an eager send that completed). NULL for self. */
+    int (*deliver)(fr_win *w, int target, unsigned char *buf, size_t len);
 } fr_transport;
 
 extern const fr_transport fr_tp_self;

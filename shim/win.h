@@ -175,12 +175,12 @@ typedef struct fr_win {
     uint64_t fence_count;      /* MPI_Win_fence calls this process has entered */
     uint64_t fence_opened;     /* number of the fence that opened the current fence epoch */
     int start_active;
-    int *start_ranks, nstart;
+    int *start_ranks, nstart, start_cap; /* the start group in window ranks; kept between epochs */
     int nlocks;                /* members I hold a lock epoch on */
 
     /* exposure epochs of this process (target side) */
     int post_active;
-    int *post_ranks, npost;
+    int *post_ranks, npost, post_cap;    /* the post group in window ranks; kept between epochs */
     uint64_t fence_expected;   /* fence-epoch operations announced by reduce-scatter, cumulative */
     uint64_t fence_done;       /* fence-epoch operations completed here, cumulative */
 
@@ -239,8 +239,9 @@ int fr_win_rank_of_member(const fr_win *w, uint32_t id);
 int fr_not_flexrma_win(MPI_Win win, const char *call);
 /* Non-zero if any access or exposure epoch of this process is open on w. */
 int fr_win_any_epoch(const fr_win *w);
-/* Translate a group into window ranks (allocated array); FR_ERR_GROUP if a member is not in w. */
-int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *n);
+/* Translate a group into window ranks, into *ranks (grown to *cap as needed, kept by the caller
+ * for the next epoch); FR_ERR_GROUP if a member is not in w. */
+int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n);
 
 /* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
  * with unit disp_unit; *offset gets the byte offset of disp (rma_ops.c). */

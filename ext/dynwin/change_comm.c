@@ -348,7 +348,7 @@ static int rebuild(fr_win *w, MPI_Comm comm, const member *members, uint64_t uid
     free(w->start_ranks);
     free(w->post_ranks);
     w->start_ranks = w->post_ranks = NULL;
-    w->nstart = w->npost = 0;
+    w->nstart = w->npost = w->start_cap = w->post_cap = 0;
     w->start_active = w->post_active = 0;
     w->nlocks = 0;
     w->fence = FR_FENCE_OFF;
