@@ -19,9 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char *rxbuf;
-static size_t rxcap;
-
 /* An operation whose data moves in its own message. */
 typedef struct target_xfer {
     fr_win *w;
@@ -194,29 +191,5 @@ void fr_am_replay_held(fr_win *w, int src)
         run_packet(w, src, (const fr_pkt *)h->bytes, h->len);
         free(h);
         h = next;
-    }
-}
-
-int fr_am_poll(fr_win *w)
-{
-    int handled = 0;
-    if (w->am_rx == 0)
-        return 0; /* every member reaches me through a ring (tp_shm.c) or is me */
-    for (;;) {
-        int flag = 0, len = 0;
-        MPI_Message msg;
-        MPI_Status st;
-        FR_CHECK_MPI(PMPI_Improbe(MPI_ANY_SOURCE, FR_TAG_PKT, w->comm, &flag, &msg, &st));
-        if (!flag)
-            return handled;
-        PMPI_Get_count(&st, MPI_BYTE, &len);
-        if ((size_t)len > rxcap) {
-            free(rxbuf);
-            rxcap = (size_t)len > 4096 ? (size_t)len : 4096;
-            rxbuf = fr_xmalloc(rxcap);
-        }
-        FR_CHECK_MPI(PMPI_Mrecv(rxbuf, len, MPI_BYTE, &msg, &st));
-        fr_am_dispatch(w, st.MPI_SOURCE, rxbuf, (size_t)len);
-        handled++;
     }
 }

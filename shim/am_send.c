@@ -59,20 +59,33 @@ static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned
     fr_pending_add(req, xfer_done, x);
 }
 
-/* The message transport's delivery: the batch is one message with tag FR_TAG_PKT. */
-static int am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
+/* Send len bytes of buf with tag; returns 1 when the send is still in flight and owns buf. */
+static int am_send(fr_win *w, int target, unsigned char *buf, size_t len, int tag)
 {
-    if (len > INT32_MAX)
-        fr_fatal("batch of %zu bytes exceeds an MPI count", len);
     MPI_Request req;
     int flag = 0;
-    FR_CHECK_MPI(PMPI_Isend(buf, (int)len, MPI_BYTE, target, FR_TAG_PKT, w->comm, &req));
-    /* Small batches complete at once (eager protocol): skip the bookkeeping. */
+    FR_CHECK_MPI(PMPI_Isend(buf, (int)len, MPI_BYTE, target, tag, w->comm, &req));
+    /* Small messages complete at once (eager protocol): skip the bookkeeping. */
     FR_CHECK_MPI(FR_NEXT(Test)(&req, &flag, MPI_STATUS_IGNORE));
     if (flag)
         return 0;
     track(w, target, req, NULL, buf, NULL);
     return 1;
+}
+
+/* The message transport's delivery: the batch is one message with tag FR_TAG_PKT, which the
+ * target's inbox receives (am_inbox.c); a bigger one than that holds goes after its length. */
+static int am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
+{
+    if (len > INT32_MAX)
+        fr_fatal("batch of %zu bytes exceeds an MPI count", len);
+    if (len <= fr_opt.am_inbox)
+        return am_send(w, target, buf, len, FR_TAG_PKT);
+    uint64_t *announce = fr_xmalloc(sizeof *announce);
+    *announce = len;
+    if (!am_send(w, target, (unsigned char *)announce, sizeof *announce, FR_TAG_PKT))
+        free(announce);
+    return am_send(w, target, buf, len, FR_TAG_PKT_BIG);
 }
 
 /* The buffer of the last batch the transport did not keep: most batches are copied into a ring

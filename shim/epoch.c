@@ -99,32 +99,6 @@ int fr_win_any_epoch(const fr_win *w)
            (w->fence == FR_FENCE_ARMED && w->fence_ops > 0);
 }
 
-int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n)
-{
-    if (g == MPI_GROUP_NULL)
-        return fr_errorf(FR_ERR_GROUP, "MPI_GROUP_NULL given as the group");
-    int gsize;
-    if (PMPI_Group_size(g, &gsize) != MPI_SUCCESS)
-        return fr_errorf(FR_ERR_GROUP, "invalid group");
-    if (gsize > *cap) {
-        *ranks = fr_xrealloc(*ranks, (size_t)gsize * sizeof **ranks);
-        *cap = gsize;
-    }
-    int small[64], *in = gsize <= 64 ? small : fr_xcalloc((size_t)gsize, sizeof *in);
-    for (int i = 0; i < gsize; i++)
-        in[i] = i;
-    int rc = MPI_SUCCESS;
-    if (gsize > 0 && PMPI_Group_translate_ranks(g, gsize, in, w->group, *ranks) != MPI_SUCCESS)
-        rc = fr_errorf(FR_ERR_GROUP, "cannot translate the group into window ranks");
-    for (int i = 0; rc == MPI_SUCCESS && i < gsize; i++)
-        if ((*ranks)[i] == MPI_UNDEFINED)
-            rc = fr_errorf(FR_ERR_GROUP, "process %d of the group is not a member of the window", i);
-    if (in != small)
-        free(in);
-    *n = rc == MPI_SUCCESS ? gsize : 0;
-    return rc;
-}
-
 /* Synchronization packets mean the same whichever transport carried them. */
 void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
 {

@@ -39,6 +39,8 @@ typedef struct fr_options {
     int direct;         /* FLEXRMA_DIRECT (default 1): copy straight into node peers' windows */
     size_t shm_ring;    /* FLEXRMA_SHM_RING: bytes of each same-node packet ring (rounded up to a
                            power of two, 1 KiB to 1 GiB) */
+    size_t am_inbox;    /* FLEXRMA_AM_INBOX: bytes of the receive posted for batches sent as
+                           messages (at least 64); bigger batches go after their length */
 } fr_options;
 
 extern fr_options fr_opt;

@@ -84,6 +84,11 @@ static void read_options(void)
     fr_opt.transport = fr_opt.disabled ? FR_TRANSPORT_AUTO : env_transport("FLEXRMA_TRANSPORT");
     fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
     fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
+    fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
+    if (fr_opt.am_inbox < 64)
+        fr_opt.am_inbox = 64;
+    if (fr_opt.am_inbox > INT32_MAX)
+        fr_opt.am_inbox = INT32_MAX;
 }
 
 /* Everything that needs MPI to be initialized. */

@@ -155,7 +155,8 @@ static int complete(fr_win *w)
             rc = trc;
         p->in_start = 0;
     }
-    fr_wait_until(origin_quiet, w);
+    if (w->pending) /* sends still in flight (single copies and ring batches are done) */
+        fr_wait_until(origin_quiet, w);
     w->nstart = 0;
     w->start_active = 0;
     return rc;

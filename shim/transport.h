@@ -114,8 +114,13 @@ static inline int fr_pkt_is_reply(const fr_pkt *p)
 void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len);
 /* Run the packets held for src that may now run (a lock was granted, a post or fence entered). */
 void fr_am_replay_held(fr_win *w, int src);
-/* Receive and dispatch every batch waiting on w as a message; returns the number handled. */
+/* Receive and dispatch every batch waiting on w as a message; returns the number handled
+ * (am_inbox.c). */
 int fr_am_poll(fr_win *w);
+/* Post / cancel w's receive for batches; open when members send me messages (w->am_rx), close
+ * before w->comm goes. */
+void fr_am_inbox_open(fr_win *w);
+void fr_am_inbox_close(fr_win *w);
 /* Target datatype by id from src (predefined or cached); NULL if unknown. */
 const fr_dtype *fr_am_rxtype(fr_win *w, int src, uint64_t id);
 /* Decode and cache a datatype description src sent. */

@@ -153,6 +153,14 @@ typedef enum fr_fence_state {
     FR_FENCE_ARMED,    /* a fence opened an epoch; RMA calls may follow */
 } fr_fence_state;
 
+/* A group translated into window ranks once (group_ranks.c). */
+typedef struct fr_group_memo {
+    int valid;
+    MPI_Group held;            /* a reference of ours to the group object */
+    int *ranks, n;
+} fr_group_memo;
+#define FR_GROUP_MEMOS 2       /* a post group and a start group */
+
 typedef struct fr_win {
     MPI_Win handle;            /* the carrier the user holds */
     MPI_Comm comm;             /* private duplicate of the creation communicator */
@@ -181,6 +189,7 @@ typedef struct fr_win {
     /* exposure epochs of this process (target side) */
     int post_active;
     int *post_ranks, npost, post_cap;    /* the post group in window ranks; kept between epochs */
+    fr_group_memo group_memo[FR_GROUP_MEMOS]; /* the last groups translated, most recent first */
     uint64_t fence_expected;   /* fence-epoch operations announced by reduce-scatter, cumulative */
     uint64_t fence_done;       /* fence-epoch operations completed here, cumulative */
 
@@ -198,6 +207,7 @@ typedef struct fr_win {
     struct fr_chan *chan;      /* shared-memory rings with node peers, or NULL (tp_shm.c) */
     struct fr_shm_state *state;/* my shared state block, or NULL (shm_state.h) */
     int am_rx;                 /* members sending me batches as messages: 0 skips the probe */
+    struct fr_inbox *inbox;    /* the receive posted for them, or NULL (am_inbox.c) */
     struct fr_direct *direct;  /* single-copy access to node peers' windows (direct.h) */
 
     /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
@@ -240,8 +250,10 @@ int fr_not_flexrma_win(MPI_Win win, const char *call);
 /* Non-zero if any access or exposure epoch of this process is open on w. */
 int fr_win_any_epoch(const fr_win *w);
 /* Translate a group into window ranks, into *ranks (grown to *cap as needed, kept by the caller
- * for the next epoch); FR_ERR_GROUP if a member is not in w. */
+ * for the next epoch); FR_ERR_GROUP if a member is not in w (group_ranks.c). */
 int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n);
+/* Forget the remembered translations: at window free, and before the members change. */
+void fr_win_group_memo_clear(fr_win *w);
 
 /* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
  * with unit disp_unit; *offset gets the byte offset of disp (rma_ops.c). */

@@ -141,6 +141,7 @@ int fr_win_open_channel(fr_win *w)
     rc = fr_chan_agree(w, rc);
     if (rc == MPI_SUCCESS)
         rc = fr_direct_setup(w); /* after the channel: it maps only peers a ring reaches */
+    fr_am_inbox_open(w);
     return rc;
 }
 
@@ -239,6 +240,7 @@ void fr_win_peers_free(fr_win *w)
 
 void fr_win_close_channel(fr_win *w)
 {
+    fr_am_inbox_close(w);
     fr_direct_destroy(w);
     fr_chan_destroy(w);
 }
@@ -253,6 +255,7 @@ static void win_destroy(fr_win *w)
     free(w->start_ranks);
     free(w->post_ranks);
     free(w->lk_queue);
+    fr_win_group_memo_clear(w);
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);
     free(w);

@@ -343,6 +343,7 @@ static int rebuild(fr_win *w, MPI_Comm comm, const member *members, uint64_t uid
                  w->pending, w->target_pending);
     fr_win_close_channel(w);
     fr_win_peers_free(w);
+    fr_win_group_memo_clear(w); /* window ranks change meaning */
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);
     free(w->start_ranks);

@@ -1,0 +1,101 @@
+/* am_inbox.c - where batches sent as messages arrive: a receive posted in advance.
+ *
+ * A probe for an unknown message (MPI_Improbe, then MPI_Mrecv) makes Open MPI build and match a
+ * request on every poll, most of which find nothing: it was half the time of a short epoch over
+ * the message transport. A receive posted once (any source, FR_TAG_PKT, FLEXRMA_AM_INBOX bytes)
+ * is only tested instead, and is reposted into the other of two buffers before the batch that
+ * just came is run, so the next one can land meanwhile. A batch too big for the inbox comes as its length
+ * first, then itself with FR_TAG_PKT_BIG: the length arrives in order with the origin's other
+ * batches, and the batch is received right then from that origin, so per-origin order holds. */
+#include "next.h"
+#include "transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(uint64_t) < sizeof(fr_pkt), "a length message must not look like a batch");
+
+struct fr_inbox {
+    MPI_Request req;
+    int cur;          /* the buffer the posted receive fills */
+    int polling;      /* a poll is running: a nested one (from a packet's handler) returns */
+    unsigned char *buf[2];
+};
+
+static void post(fr_win *w, struct fr_inbox *in)
+{
+    FR_CHECK_MPI(PMPI_Irecv(in->buf[in->cur], (int)fr_opt.am_inbox, MPI_BYTE, MPI_ANY_SOURCE,
+                            FR_TAG_PKT, w->comm, &in->req));
+}
+
+void fr_am_inbox_open(fr_win *w)
+{
+    if (w->am_rx == 0 || w->inbox)
+        return;
+    struct fr_inbox *in = fr_xcalloc(1, sizeof *in);
+    in->buf[0] = fr_xmalloc(fr_opt.am_inbox);
+    in->buf[1] = fr_xmalloc(fr_opt.am_inbox);
+    w->inbox = in;
+    post(w, in);
+}
+
+/* Run what one completed receive brought. */
+static void arrived(fr_win *w, const unsigned char *buf, const MPI_Status *st)
+{
+    int len = 0;
+    PMPI_Get_count(st, MPI_BYTE, &len);
+    if (len != (int)sizeof(uint64_t)) {
+        fr_am_dispatch(w, st->MPI_SOURCE, buf, (size_t)len);
+        return;
+    }
+    uint64_t big;
+    memcpy(&big, buf, sizeof big);
+    if (big > INT32_MAX)
+        fr_fatal("rank %d announced a batch of %llu bytes", st->MPI_SOURCE, (unsigned long long)big);
+    unsigned char *body = fr_xmalloc((size_t)big);
+    FR_CHECK_MPI(FR_NEXT(Recv)(body, (int)big, MPI_BYTE, st->MPI_SOURCE, FR_TAG_PKT_BIG, w->comm,
+                           MPI_STATUS_IGNORE));
+    fr_am_dispatch(w, st->MPI_SOURCE, body, (size_t)big);
+    free(body);
+}
+
+int fr_am_poll(fr_win *w)
+{
+    struct fr_inbox *in = w->inbox;
+    if (!in || in->polling)
+        return 0; /* no member sends me messages, or a poll of w is running further up */
+    in->polling = 1;
+    int handled = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        FR_CHECK_MPI(FR_NEXT(Test)(&in->req, &flag, &st));
+        if (!flag)
+            break;
+        const unsigned char *got = in->buf[in->cur];
+        in->cur ^= 1;
+        post(w, in);
+        arrived(w, got, &st);
+        handled++;
+    }
+    in->polling = 0;
+    return handled;
+}
+
+void fr_am_inbox_close(fr_win *w)
+{
+    struct fr_inbox *in = w->inbox;
+    if (!in)
+        return;
+    MPI_Status st;
+    int cancelled = 0;
+    FR_CHECK_MPI(FR_NEXT(Cancel)(&in->req));
+    FR_CHECK_MPI(FR_NEXT(Wait)(&in->req, &st));
+    FR_CHECK_MPI(PMPI_Test_cancelled(&st, &cancelled));
+    w->inbox = NULL;
+    if (!cancelled) /* a batch beat the cancel: it is still one to run */
+        arrived(w, in->buf[in->cur], &st);
+    free(in->buf[0]);
+    free(in->buf[1]);
+    free(in);
+}
