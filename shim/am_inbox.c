@@ -4,9 +4,10 @@
  * request on every poll, most of which find nothing: it was half the time of a short epoch over
  * the message transport. A receive posted once (any source, FR_TAG_PKT, FLEXRMA_AM_INBOX bytes)
  * is only tested instead, and is reposted into the other of two buffers before the batch that
- * just came is run, so the next one can land meanwhile. A batch too big for the inbox comes as its length
- * first, then itself with FR_TAG_PKT_BIG: the length arrives in order with the origin's other
- * batches, and the batch is received right then from that origin, so per-origin order holds. */
+ * just came is run, so the next one can land meanwhile. A batch too big for the inbox comes as
+ * its length first (a uint64_t, shorter than any packet), then itself with FR_TAG_PKT_BIG: the
+ * length arrives in order with the origin's other batches, and the batch is received right then
+ * from that origin, so per-origin order holds. */
 #include "next.h"
 #include "transport.h"
 
@@ -51,7 +52,8 @@ static void arrived(fr_win *w, const unsigned char *buf, const MPI_Status *st)
     uint64_t big;
     memcpy(&big, buf, sizeof big);
     if (big > INT32_MAX)
-        fr_fatal("rank %d announced a batch of %llu bytes", st->MPI_SOURCE, (unsigned long long)big);
+        fr_fatal("rank %d announced a batch of %llu bytes", st->MPI_SOURCE,
+                 (unsigned long long)big);
     unsigned char *body = fr_xmalloc((size_t)big);
     FR_CHECK_MPI(FR_NEXT(Recv)(body, (int)big, MPI_BYTE, st->MPI_SOURCE, FR_TAG_PKT_BIG, w->comm,
                            MPI_STATUS_IGNORE));

@@ -22,7 +22,8 @@ static int translate(fr_win *w, MPI_Group g, int gsize, int *out)
         rc = fr_errorf(FR_ERR_GROUP, "cannot translate the group into window ranks");
     for (int i = 0; rc == MPI_SUCCESS && i < gsize; i++)
         if (out[i] == MPI_UNDEFINED)
-            rc = fr_errorf(FR_ERR_GROUP, "process %d of the group is not a member of the window", i);
+            rc = fr_errorf(FR_ERR_GROUP, "process %d of the group is not a member of the window",
+                           i);
     if (in != small)
         free(in);
     return rc;
@@ -93,8 +94,12 @@ int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n)
     return rc;
 }
 
-void fr_win_group_memo_clear(fr_win *w)
+void fr_win_groups_free(fr_win *w)
 {
     for (int i = 0; i < FR_GROUP_MEMOS; i++)
         memo_drop(&w->group_memo[i]);
+    free(w->start_ranks);
+    free(w->post_ranks);
+    w->start_ranks = w->post_ranks = NULL;
+    w->nstart = w->npost = w->start_cap = w->post_cap = 0;
 }

@@ -27,13 +27,9 @@
 
 enum {
     FR_TAG_PKT = 1,      /* batches of packets, or the length of a big one (am_inbox.c) */
-    FR_TAG_PKT_BIG = 2,  /* a batch bigger than the inbox, right after its length */
+    FR_TAG_PKT_BIG = 2,  /* a batch bigger than the inbox (FLEXRMA_AM_INBOX), after its length */
     FR_TAG_DATA_MIN = 16 /* data messages: one tag per operation in flight */
 };
-
-/* A batch message fits the receive posted in advance for it (FLEXRMA_AM_INBOX bytes); a bigger
- * batch is announced by a message holding only its length (a uint64_t, shorter than any packet),
- * then travels with FR_TAG_PKT_BIG (am_inbox.c). */
 
 typedef enum fr_pkt_type {
     FR_PKT_PUT = 1,      /* origin -> target: store data */

@@ -206,7 +206,7 @@ typedef struct fr_win {
     int tag_ub, next_tag;      /* data messages use tags in [FR_TAG_DATA_MIN, tag_ub] */
     struct fr_chan *chan;      /* shared-memory rings with node peers, or NULL (tp_shm.c) */
     struct fr_shm_state *state;/* my shared state block, or NULL (shm_state.h) */
-    int am_rx;                 /* members sending me batches as messages: 0 skips the probe */
+    int am_rx;                 /* members sending me batches as messages: 0, no inbox */
     struct fr_inbox *inbox;    /* the receive posted for them, or NULL (am_inbox.c) */
     struct fr_direct *direct;  /* single-copy access to node peers' windows (direct.h) */
 
@@ -252,8 +252,9 @@ int fr_win_any_epoch(const fr_win *w);
 /* Translate a group into window ranks, into *ranks (grown to *cap as needed, kept by the caller
  * for the next epoch); FR_ERR_GROUP if a member is not in w (group_ranks.c). */
 int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n);
-/* Forget the remembered translations: at window free, and before the members change. */
-void fr_win_group_memo_clear(fr_win *w);
+/* Free the start and post rank arrays and forget the remembered translations: at window free,
+ * and when the members change (window ranks change meaning). */
+void fr_win_groups_free(fr_win *w);
 
 /* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
  * with unit disp_unit; *offset gets the byte offset of disp (rma_ops.c). */

@@ -252,10 +252,8 @@ static void win_destroy(fr_win *w)
     fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
     fr_req_win_gone(w);
     fr_win_peers_free(w);
-    free(w->start_ranks);
-    free(w->post_ranks);
+    fr_win_groups_free(w);
     free(w->lk_queue);
-    fr_win_group_memo_clear(w);
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);
     free(w);

@@ -343,13 +343,9 @@ static int rebuild(fr_win *w, MPI_Comm comm, const member *members, uint64_t uid
                  w->pending, w->target_pending);
     fr_win_close_channel(w);
     fr_win_peers_free(w);
-    fr_win_group_memo_clear(w); /* window ranks change meaning */
+    fr_win_groups_free(w);
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);
-    free(w->start_ranks);
-    free(w->post_ranks);
-    w->start_ranks = w->post_ranks = NULL;
-    w->nstart = w->npost = w->start_cap = w->post_cap = 0;
     w->start_active = w->post_active = 0;
     w->nlocks = 0;
     w->fence = FR_FENCE_OFF;

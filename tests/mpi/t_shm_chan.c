@@ -37,6 +37,14 @@ static int *make_window(MPI_Comm comm, MPI_Win *win, fr_win **w)
 
 static int acc_val(int o, int i) { return (o + 1) * 10 + i % 7; }
 
+/* What every other member o wrote into its block of my window in round `round`. */
+static void model_puts(int *model, int me, int n, int round)
+{
+    for (int o = 0; o < n; o++)
+        for (int i = 0; i < R && o != me; i++)
+            model[o * R + i] = pat(o, i, round);
+}
+
 #define EXERCISE_CHECKS 6
 static void exercise(MPI_Comm comm, MPI_Win win, int *base, const char *what)
 {
@@ -56,9 +64,7 @@ static void exercise(MPI_Comm comm, MPI_Win win, int *base, const char *what)
         if (t != me)
             MPI_Put(src, R, MPI_INT, t, (MPI_Aint)me * R, R, MPI_INT, win);
     MPI_Win_fence(0, win);
-    for (int o = 0; o < n; o++)
-        for (int i = 0; i < R && o != me; i++)
-            model[o * R + i] = pat(o, i, 0);
+    model_puts(model, me, n, 0);
     ok(same_ints(base, model, all), "%s: fence, an 8 KiB put from every member", what);
 
     for (int i = 0; i < R; i++)
@@ -67,9 +73,7 @@ static void exercise(MPI_Comm comm, MPI_Win win, int *base, const char *what)
         for (int k = 0; k < R && t != me; k += 8)
             MPI_Put(src + k, 8, MPI_INT, t, (MPI_Aint)me * R + k, 8, MPI_INT, win);
     MPI_Win_fence(0, win);
-    for (int o = 0; o < n; o++)
-        for (int i = 0; i < R && o != me; i++)
-            model[o * R + i] = pat(o, i, 1);
+    model_puts(model, me, n, 1);
     ok(same_ints(base, model, all), "%s: fence, 256 puts of 32 bytes from every member", what);
 
     for (int i = 0; i < R; i++)
@@ -105,9 +109,7 @@ static void exercise(MPI_Comm comm, MPI_Win win, int *base, const char *what)
         MPI_Win_unlock(t, win);
     }
     MPI_Barrier(comm);
-    for (int o = 0; o < n; o++)
-        for (int i = 0; i < R && o != me; i++)
-            model[o * R + i] = pat(o, i, 4);
+    model_puts(model, me, n, 4);
     ok(same_ints(base, model, all), "%s: lock epochs of 64 puts from every member", what);
     MPI_Barrier(comm); /* nobody locks my window again before I looked */
 
