@@ -159,11 +159,8 @@ static const uint8_t pkt_of_kind[] = {[FR_OP_PUT] = FR_PKT_PUT, [FR_OP_GET] = FR
 static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
 {
     int rc;
-    if (fr_direct_try(w, t, op, &rc)) {
-        if (op->req) /* complete at both ends: no ordinal to wait for */
-            op->req->cls->op_issued(op->req, 0, 1);
+    if (fr_direct_try(w, t, op, &rc))
         return rc;
-    }
     fr_peer *p = &w->peers[t];
     const fr_dtype *td = op->target_dt;
     fr_pkt h = {.type = pkt_of_kind[op->kind], .epoch = (uint8_t)op->epoch, .op = op->op_index,

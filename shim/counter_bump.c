@@ -52,7 +52,7 @@ fr_bump_way fr_bump_direct(fr_win *w, int target, uint64_t key)
     volatile AO_t *word = word_of(w, target, key);
     if (!word || !fr_peer_settled(&w->peers[target]))
         return FR_BUMP_PACKET;
-    switch (fr_shm_counter_bump(word, fr_counter_key_gen(key))) {
+    switch (fr_shm_counter_bump(word, fr_counter_key_gen(key), &w->peers[target].bump_guess)) {
     case FR_SHM_BUMPED:
         w->st.bumps_shm++;
         return FR_BUMP_APPLIED;

@@ -11,6 +11,7 @@
 #include "acc.h"
 #include "next.h"
 #include "progress.h"
+#include "request.h"
 #include "shm_lock.h"
 #include "shm_map.h"
 #include "shm_seg.h"
@@ -311,6 +312,8 @@ int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
         return 0;
     *rc = d->mode == D_MAP ? copy_map(w, d, target, op) : copy_cma(w, d, target, op);
     w->st.direct++;
+    if (op->req) /* complete at both ends: no ordinal to wait for */
+        op->req->cls->op_issued(op->req, 0, 1);
     return 1;
 }
 

@@ -64,7 +64,8 @@ int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dt
                         const void *packed, size_t len, MPI_Op op);
 
 /* Copy op to target now if the target's window can be reached and its epoch allows it.
- * Returns 1 if done (*rc: the copy's result), 0 if the op must travel in a batch. */
+ * Returns 1 if done (*rc: the copy's result; op's request, if any, is told that the operation
+ * is complete at both ends), 0 if the op must travel in a batch. */
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
 /* Before a closing call issues q to target: if some operation of q is large enough that a copy
  * beats the message path and only the target's permission is missing, wait for it (complete

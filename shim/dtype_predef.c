@@ -203,14 +203,23 @@ static void table_build(void)
 
 int fr_dtype_predef_index(MPI_Datatype t)
 {
+    /* The last entry found: an RMA call looks up its origin and target types, mostly the same
+     * one, call after call. One int, checked against the entry itself, so that even a racing
+     * update can only make it miss. */
+    static int last = -1;
     size_t h;
 
     if (t == MPI_DATATYPE_NULL)
         return -1;
+    int hit = last;
+    if (hit >= 0 && table[hit].handle == t)
+        return hit;
     table_build();
     for (h = hash_handle(t); hash_slot[h] != 0; h = (h + 1) & (PREDEF_HASH - 1))
-        if (table[hash_slot[h] - 1].handle == t)
+        if (table[hash_slot[h] - 1].handle == t) {
+            last = hash_slot[h] - 1;
             return hash_slot[h] - 1;
+        }
     return -1;
 }
 

@@ -3,9 +3,12 @@
  * One core (rma_core) serves all three: it checks the arguments against the origin's copy of the
  * target's window size and displacement unit (seed 000 section 3: "can easily be checked locally"),
  * finds the epoch the operation belongs to, and queues it for the epoch's closing call. Nothing is
- * sent here (seed 001 section 4). The target checks the range again when the operation arrives. */
+ * sent here (seed 001 section 4); only a copy into a node peer's window whose epoch allows it
+ * happens at once (fr_rma_issue). The target checks the range again when the operation
+ * arrives. */
 #include "acc.h"
 #include "next.h"
+#include "direct.h"
 #include "entry.h"
 
 static int check_count(int count, const char *which)
@@ -77,13 +80,28 @@ int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI
     return MPI_SUCCESS;
 }
 
-void fr_rma_queue(fr_win *w, int target, const fr_op *op)
+/* A copy into a node peer's window costs less than queueing the operation and flushing it at
+ * the closing call, so an operation whose epoch already lets it reach the target directly
+ * (direct.h) is copied at once; it is then complete at both ends, as MPI allows any time in
+ * the epoch. Only when nothing of mine to that target waits in a queue or is in flight: a copy
+ * must not overtake what was issued before it. */
+static int copy_now(fr_win *w, int target, const fr_op *op, const fr_opq *q, int *rc)
+{
+    const fr_peer *p = &w->peers[target];
+    return q->n == 0 && p->pending == 0 && fr_direct_try(w, target, op, rc);
+}
+
+int fr_rma_issue(fr_win *w, int target, const fr_op *op)
 {
     fr_peer *p = &w->peers[target];
-    fr_opq_push(op->epoch == FR_EPOCH_COUNTER ? &p->cq : &p->q, op);
+    fr_opq *q = op->epoch == FR_EPOCH_COUNTER ? &p->cq : &p->q;
+    int rc = MPI_SUCCESS;
+    if (!copy_now(w, target, op, q, &rc))
+        fr_opq_push(q, op);
     if (op->epoch == FR_EPOCH_FENCE)
         w->fence_ops++;
     fr_rma_count(w, op);
+    return rc;
 }
 
 void fr_rma_count(fr_win *w, const fr_op *op)
@@ -104,7 +122,7 @@ static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MP
     int rc = fr_rma_prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1,
                             &op);
     if (rc == MPI_SUCCESS && op.bytes > 0)
-        fr_rma_queue(w, target, &op);
+        rc = fr_rma_issue(w, target, &op);
     return rc;
 }
 

@@ -4,8 +4,10 @@
  * The word (64 bits): generation in the upper 32, unconsumed bumps in the lower 32.
  *   generation  the counter's generation (fr_sync_wire.gen, never 0) while it is allocated, 0
  *               while the slot is free. Only the owner changes it (allocation, free).
- *   bumps       added by bumpers (+1 each), subtracted by the owner when a sync-object request
- *               consumes them.
+ *   bumps       added by bumpers (+1 each). The owner counts what it consumed privately and
+ *               subtracts that from the word only now and then (FR_SHM_TAKE_BATCH): each write
+ *               of the owner's would pull the line away from the bumpers, one more cache-line
+ *               transfer per round of a producer/consumer pair.
  * Generation and bumps share one word so that a bumper checks the generation and adds in a
  * single compare-and-swap: a bump to a freed counter can never land in a reused slot (the
  * generation differs), and the bumper learns at once that its counter is gone. A separate
@@ -23,6 +25,9 @@
 #include <stdint.h>
 
 #define FR_SHM_BUMPS_MAX 0x7fffffffu
+/* The owner gives back what it consumed once this much has gathered: far below FR_SHM_BUMPS_MAX,
+ * so consumed bumps alone never make the word full. */
+#define FR_SHM_TAKE_BATCH 0x10000000u
 
 typedef enum fr_shm_bump {
     FR_SHM_BUMPED, /* added */
@@ -35,24 +40,30 @@ static inline AO_t fr_shm_word(uint32_t gen, uint32_t bumps)
     return (AO_t)gen << 32 | bumps;
 }
 
-/* Add one bump to the counter of generation gen. */
-static inline fr_shm_bump fr_shm_counter_bump(volatile AO_t *word, uint32_t gen)
+/* Add one bump to the counter of generation gen. *guess is the bumps the caller expects to find
+ * (what its last bump left, kept by the caller; any value is correct): a compare-and-swap that
+ * starts from it takes the line exclusive in one transfer, where loading first would fetch it
+ * shared and then need a second transfer to own it. On success *guess is what this bump left. */
+static inline fr_shm_bump fr_shm_counter_bump(volatile AO_t *word, uint32_t gen, uint32_t *guess)
 {
-    AO_t old = AO_load(word);
+    /* A guess at the limit could succeed past it: start from 0 there instead. */
+    AO_t old = fr_shm_word(gen, *guess < FR_SHM_BUMPS_MAX ? *guess : 0);
     for (;;) {
+        /* release: the covered operations' data (stored before) is visible before the bump. */
+        AO_t seen = AO_fetch_compare_and_swap_release(word, old, old + 1);
+        if (seen == old) {
+            *guess = (uint32_t)old + 1;
+            return FR_SHM_BUMPED;
+        }
+        old = seen; /* a wrong guess, another bump or the owner: check the real value */
         if ((uint32_t)(old >> 32) != gen)
             return FR_SHM_GONE;
         if ((uint32_t)old >= FR_SHM_BUMPS_MAX)
             return FR_SHM_FULL;
-        /* release: the covered operations' data (stored before) is visible before the bump. */
-        AO_t seen = AO_fetch_compare_and_swap_release(word, old, old + 1);
-        if (seen == old)
-            return FR_SHM_BUMPED;
-        old = seen; /* another bump (or the owner) changed it: check again */
     }
 }
 
-/* The owner: unconsumed bumps in the word. */
+/* The owner: bumps in the word, consumed or not (the owner subtracts what it consumed). */
 static inline uint32_t fr_shm_counter_load(const volatile AO_t *word)
 {
     /* acquire: the data of every counted bump is visible after this load (pairs with the
@@ -60,8 +71,9 @@ static inline uint32_t fr_shm_counter_load(const volatile AO_t *word)
     return (uint32_t)AO_load_acquire(word);
 }
 
-/* The owner consumes n bumps it has seen (n <= fr_shm_counter_load): only bumpers change the word
- * meanwhile, and they only add, so the subtraction never borrows from the generation. */
+/* The owner gives back n consumed bumps (n <= what fr_shm_counter_load returned): only bumpers
+ * change the word meanwhile, and they only add, so the subtraction never borrows from the
+ * generation. */
 static inline void fr_shm_counter_take(volatile AO_t *word, uint32_t n)
 {
     /* no barrier: the acquire load that counted these bumps already ordered their data. */

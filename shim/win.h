@@ -87,6 +87,8 @@ typedef struct fr_peer {
     fr_opq cq;                 /* operations of my counter epochs, waiting for a sync-ops
                                   request's completion */
     int cover[FR_OP_KINDS];    /* my started sync-ops requests to it covering each kind */
+    uint32_t bump_guess;       /* the bumps my last atomic bump to it left in its counter word:
+                                  where the next one starts (fr_shm_counter_bump) */
     uint64_t acks_asked;       /* BUMP acknowledgements I asked it for, cumulative */
     uint64_t acks_got;         /* ... and received (they come in order) */
     uint64_t ack_failed;       /* number of the last acknowledgement reporting a dropped bump */
@@ -266,8 +268,10 @@ int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, con
 int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
                    int need_epoch, fr_op *op);
-/* Queue a prepared operation in its epoch's queue. */
-void fr_rma_queue(fr_win *w, int target, const fr_op *op);
+/* Issue a prepared operation: copied into the target's window now where its epoch already
+ * allows a direct copy (direct.h) and nothing of mine to it is queued or in flight, else queued
+ * for the epoch's closing call. Returns the copy's result (MPI_SUCCESS when queued). */
+int fr_rma_issue(fr_win *w, int target, const fr_op *op);
 /* Count it in the window's statistics. */
 void fr_rma_count(fr_win *w, const fr_op *op);
 /* Issue now what is queued to target in any epoch (an operation's request is waited for before

@@ -86,10 +86,8 @@ static int irma(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Da
     if (rc != MPI_SUCCESS)
         return rc;
     iop *o = fr_iop_new(w, target, &op);
-    if (op.req)
-        fr_rma_queue(w, target, &op);
     *request = o->req.handle;
-    return MPI_SUCCESS;
+    return op.req ? fr_rma_issue(w, target, &op) : MPI_SUCCESS;
 }
 
 FR_API int MPI_Iput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,

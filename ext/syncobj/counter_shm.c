@@ -17,6 +17,7 @@ int fr_counter_slot_shared(size_t slot) { return slot < FR_SHM_COUNTERS; }
 void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot)
 {
     c->word = fr_shm_state_counter(w->state, slot);
+    c->taken = 0;
     if (c->word)
         fr_shm_counter_set(c->word, c->gen);
 }
@@ -42,7 +43,7 @@ void fr_counter_close(fr_win *w, fr_counter *c)
 
 uint64_t fr_counter_value(const fr_counter *c)
 {
-    return c->value + (c->word ? fr_shm_counter_load(c->word) : 0);
+    return c->value + (c->word ? fr_shm_counter_load(c->word) - c->taken : 0);
 }
 
 void fr_counter_take(fr_counter *c, uint64_t n)
@@ -50,8 +51,14 @@ void fr_counter_take(fr_counter *c, uint64_t n)
     /* The private part first: it costs no atomic. */
     uint64_t own = n < c->value ? n : c->value;
     c->value -= own;
-    if (n > own)
-        fr_shm_counter_take(c->word, (uint32_t)(n - own));
+    if (n == own)
+        return;
+    /* Remembered, not written: the bumpers keep the word's line to themselves. */
+    c->taken += (uint32_t)(n - own);
+    if (c->taken >= FR_SHM_TAKE_BATCH) {
+        fr_shm_counter_take(c->word, c->taken);
+        c->taken = 0;
+    }
 }
 
 void fr_counter_watch(fr_win *w, fr_counter *c)

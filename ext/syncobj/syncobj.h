@@ -41,6 +41,8 @@ typedef struct fr_counter {
     uint64_t value;                  /* bumps that came as packets, not consumed yet */
     volatile AO_t *word;             /* its word in my shared state block, or NULL: node peers
                                         add their bumps there (shm_counter.h) */
+    uint32_t taken;                  /* bumps in *word I consumed and not yet subtracted there
+                                        (fr_counter_take, FR_SHM_TAKE_BATCH) */
     uint32_t gen;                    /* never 0 once allocated (0 marks a free word) */
     int live;
     size_t watch_at;                 /* 1 + its index in the watch list, 0 if not watched */

@@ -10,6 +10,9 @@
  * The lock parts check that accumulates from every rank at once lose no update, under exclusive
  * locks and under shared ones (then only the accumulate word keeps them apart), and that an
  * exclusive epoch's puts are its own.
+ * The issue part checks when a copy happens: at the put itself once the target's epoch allows it
+ * (rank 1 posted before rank 0's put), at the closing call otherwise, and a put issued after a
+ * queued one is queued too, even once the target allows copies (it must not overtake).
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
 #include "common.h"
 #include "transport.h"
@@ -299,16 +302,91 @@ static void test_lock(void)
     unmake(1, &win, base);
 }
 
+#define ISSUE_CHECKS 4
+#define TAG_GO 31
+#define TAG_POSTED 32
+static void test_issue(void)
+{
+    MPI_Win win;
+    int *base = make(1, &win);
+    int src[SMALL * 3];
+    for (int i = 0; i < SMALL * 3; i++)
+        src[i] = 1000 + i;
+    MPI_Group world, g;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    int peer = rank == 0 ? 1 : 0;
+    MPI_Group_incl(world, 1, &peer, &g);
+    uint64_t at_put = 0, after_second = 0, d0 = direct_ops(win);
+    const int active = nprocs >= 2 && rank <= 1;
+
+    /* 1: rank 1 posted before the put: copied by the put itself */
+    if (active && rank == 1) {
+        MPI_Win_post(g, 0, win);
+        MPI_Send(NULL, 0, MPI_INT, 0, TAG_POSTED, MPI_COMM_WORLD);
+        MPI_Win_wait(win);
+    } else if (active) {
+        MPI_Win_start(g, 0, win);
+        MPI_Recv(NULL, 0, MPI_INT, 1, TAG_POSTED, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Put(src, SMALL, MPI_INT, 1, 0, SMALL, MPI_INT, win);
+        at_put = direct_ops(win) - d0;
+        MPI_Win_complete(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        is_int((long long)at_put, direct_on ? 1 : 0,
+               "a put into a window already exposed is copied by the put itself");
+    else
+        ok(1, "(rank 0 checks the copy at issue)");
+
+    /* 2: the first put comes before the post (queued), the second after it: queued behind */
+    d0 = direct_ops(win);
+    if (active && rank == 1) {
+        MPI_Recv(NULL, 0, MPI_INT, 0, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Win_post(g, 0, win);
+        MPI_Send(NULL, 0, MPI_INT, 0, TAG_POSTED, MPI_COMM_WORLD);
+        MPI_Win_wait(win);
+    } else if (active) {
+        MPI_Win_start(g, 0, win);
+        MPI_Put(src + SMALL, SMALL, MPI_INT, 1, SMALL, SMALL, MPI_INT, win);
+        at_put = direct_ops(win) - d0;
+        MPI_Send(NULL, 0, MPI_INT, 1, TAG_GO, MPI_COMM_WORLD);
+        MPI_Recv(NULL, 0, MPI_INT, 1, TAG_POSTED, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Put(src + 2 * SMALL, SMALL, MPI_INT, 1, 2 * SMALL, SMALL, MPI_INT, win);
+        after_second = direct_ops(win) - d0;
+        MPI_Win_complete(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        ok(at_put == 0 && after_second == 0,
+           "puts before the post and after a queued one wait for the closing call (%llu, %llu "
+           "copied at issue)", (unsigned long long)at_put, (unsigned long long)after_second);
+        is_int((long long)(direct_ops(win) - d0), direct_on ? 2 : 0,
+               "... where both are copied");
+    } else {
+        ok(1, "(rank 0 checks the queued puts)");
+        ok(1, "(rank 0 checks the copies at the closing call)");
+    }
+    int good = 1;
+    for (int i = 0; rank == 1 && i < SMALL * 3; i++)
+        good &= base[i] == 1000 + i;
+    ok(good, "rank 1's window holds the three puts");
+
+    MPI_Group_free(&g);
+    MPI_Group_free(&world);
+    unmake(1, &win, base);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     direct_on = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct;
-    tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS);
+    tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS + ISSUE_CHECKS);
     test_active(1);
     test_active(0);
     test_strided(1);
     test_strided(0);
     test_off();
     test_lock();
+    test_issue();
     return test_done();
 }

@@ -20,7 +20,11 @@
  *      producer and round with a persistent request, and arms an extra request behind it that
  *      it cancels (or that completed, taking one of the surplus: producers make SK + 1 per
  *      round); in the end consumed plus what is left equals what was bumped: no bump lost or
- *      counted twice.
+ *      counted twice;
+ *   7. the owner gives consumed bumps back to its word only in batches (FR_SHM_TAKE_BATCH): with
+ *      the word and the owner's private tally set just below a batch, the neighbour's bumps,
+ *      once consumed, make it give the whole batch back: the word holds its generation and no
+ *      bump, and the counter keeps counting.
  * Linked with the internal library (tests/unit/CMakeLists.txt): it reads fr_win's statistics,
  * peers' mapped state blocks and fr_opt. */
 #include "sync_common.h"
@@ -133,8 +137,9 @@ static void test_stale(iwin *iw)
     /* The stale handle of the right neighbour's freed counter. */
     MPI_Sync stale = old_all[right()];
     volatile AO_t *word = fr_shm_state_counter(w->peers[right()].state, wire_of(stale).slot);
+    uint32_t guess = 0;
     if (shm)
-        is_int(fr_shm_counter_bump(word, wire_of(stale).gen), FR_SHM_GONE,
+        is_int(fr_shm_counter_bump(word, wire_of(stale).gen, &guess), FR_SHM_GONE,
                "the mapped word refuses the stale generation");
     else
         skip(1, "no shared state block under FLEXRMA_TRANSPORT=am");
@@ -158,8 +163,10 @@ static void test_stale(iwin *iw)
     if (shm) {
         fr_sync_wire f = wire_of(fresh_all[right()]);
         volatile AO_t *fw = fr_shm_state_counter(w->peers[right()].state, f.slot);
-        ok(fw && AO_load(fw) == fr_shm_word(f.gen, 0),
-           "the right neighbour's word holds its new generation and no bump");
+        /* 1: the owner consumed it, but gives consumed bumps back to the word only in batches
+         * (FR_SHM_TAKE_BATCH) */
+        ok(fw && AO_load(fw) == fr_shm_word(f.gen, 1),
+           "the right neighbour's word holds its new generation and the one bump");
     } else
         skip(1, "no shared state block under FLEXRMA_TRANSPORT=am");
     is_int(rc, MPI_SUCCESS, "every other call succeeded");
@@ -280,12 +287,44 @@ static void test_stress(iwin *iw)
     shared_counter_free(iw->win, &mine, all);
 }
 
+/* ---- 7 ---- */
+#define GIVE_BACK_CHECKS 4
+static void test_give_back(iwin *iw)
+{
+    fr_win *w = fr_win_lookup(iw->win);
+    MPI_Sync mine, *all;
+    int rc = shared_counter_alloc(iw->win, &mine, &all);
+    if (!shm) {
+        skip(GIVE_BACK_CHECKS - 1, "no shared state block under FLEXRMA_TRANSPORT=am");
+    } else {
+        /* As if FR_SHM_TAKE_BATCH - 1 bumps had come and been consumed (nobody bumps yet: the
+         * barrier in shared_counter_alloc came before, the one below after). */
+        fr_counter *c = &w->counters->c[wire_of(mine).slot];
+        AO_store(c->word, fr_shm_word(c->gen, FR_SHM_TAKE_BATCH - 1));
+        c->taken = FR_SHM_TAKE_BATCH - 1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        KEEP_RC(rc, bumps(right(), all[right()], iw->win, 3));
+        await_value(mine, iw->win, 3);          /* all three in the word */
+        KEEP_RC(rc, consume(mine, 2, iw->win)); /* crosses the batch: all given back */
+        ok(AO_load(c->word) == fr_shm_word(c->gen, 1) && c->taken == 0,
+           "the consumed batch was given back to the word (one bump left in it)");
+        is_int(sync_value(mine, iw->win), 1, "the counter still holds the unconsumed bump");
+        MPI_Barrier(MPI_COMM_WORLD); /* checked before the left neighbour bumps again */
+        KEEP_RC(rc, bumps(right(), all[right()], iw->win, 2));
+        KEEP_RC(rc, consume(mine, 3, iw->win));
+        is_int(sync_value(mine, iw->win), 0, "and goes on counting");
+    }
+    is_int(rc, MPI_SUCCESS, "every call succeeded");
+    shared_counter_free(iw->win, &mine, all);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     mode = fr_opt.transport;
     shm = mode != FR_TRANSPORT_AM;
-    tap_plan(PATH_CHECKS + DATA_CHECKS + STALE_CHECKS + BEYOND_CHECKS + STRESS_CHECKS);
+    tap_plan(PATH_CHECKS + DATA_CHECKS + STALE_CHECKS + BEYOND_CHECKS + STRESS_CHECKS +
+             GIVE_BACK_CHECKS);
     iwin iw;
     swin_create(&iw, (size_t)(ROUNDS > 2 * nprocs ? ROUNDS : 2 * nprocs) * BLOCK);
     test_path(&iw);
@@ -293,6 +332,7 @@ int main(int argc, char **argv)
     test_stale(&iw);
     test_beyond_table(&iw);
     test_stress(&iw);
+    test_give_back(&iw);
     iwin_free(&iw);
     return test_done();
 }

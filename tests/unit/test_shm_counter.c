@@ -1,6 +1,7 @@
 /* test_shm_counter.c - one synchronization counter word (shm_counter.h) in one process: a bump
  * checks the generation, a free slot and a reused slot refuse a stale generation, a full word
- * refuses (the bumper then sends a packet), the owner's take never borrows from the generation,
+ * refuses (the bumper then sends a packet), also when the bumper's guess is at the limit, a
+ * wrong guess still adds exactly one, the owner's take never borrows from the generation,
  * and bumper threads racing with an owner that consumes in rounds and frees and reallocates the
  * slot: every bump of the live generation is counted exactly once, none of a stale one. Run
  * with mpirun -np 1. */
@@ -16,30 +17,39 @@
 static uint32_t bumps_of(const volatile AO_t *w) { return fr_shm_counter_load(w); }
 static uint32_t gen_of(const volatile AO_t *w) { return (uint32_t)(AO_load(w) >> 32); }
 
-#define BASIC_CHECKS 12
+#define BASIC_CHECKS 17
 static void test_basic(void)
 {
     volatile AO_t word = 0; /* a free slot: a zero-filled block */
-    is_int(fr_shm_counter_bump(&word, 1), FR_SHM_GONE, "free slot: a bump of generation 1 fails");
+    uint32_t g = 0;         /* the bumper's guess */
+    is_int(fr_shm_counter_bump(&word, 1, &g), FR_SHM_GONE, "free slot: a bump of generation 1 fails");
     is_int((long long)AO_load(&word), 0, "... and changes nothing");
 
     fr_shm_counter_set(&word, 7);
-    is_int(fr_shm_counter_bump(&word, 7), FR_SHM_BUMPED, "generation 7: bumped");
-    is_int(fr_shm_counter_bump(&word, 7), FR_SHM_BUMPED, "generation 7: bumped again");
-    is_int(fr_shm_counter_bump(&word, 6), FR_SHM_GONE, "generation 6 (stale) refused");
+    is_int(fr_shm_counter_bump(&word, 7, &g), FR_SHM_BUMPED, "generation 7: bumped");
+    is_int(fr_shm_counter_bump(&word, 7, &g), FR_SHM_BUMPED, "generation 7: bumped again");
+    is_int(g, 2, "the guess follows the bumps");
+    is_int(fr_shm_counter_bump(&word, 6, &g), FR_SHM_GONE, "generation 6 (stale) refused");
     is_int(bumps_of(&word), 2, "two bumps counted");
+    uint32_t wrong = 40;
+    is_int(fr_shm_counter_bump(&word, 7, &wrong), FR_SHM_BUMPED, "a wrong guess: still bumped");
+    is_int(bumps_of(&word), 3, "... by exactly one");
+    is_int(wrong, 3, "... and the guess corrected");
+    fr_shm_counter_take(&word, 1);
     fr_shm_counter_take(&word, 2);
     is_int(bumps_of(&word), 0, "taken: none left");
     is_int(gen_of(&word), 7, "... and the generation is intact");
 
     fr_shm_counter_set(&word, 0); /* freed */
     fr_shm_counter_set(&word, 8); /* reallocated */
-    is_int(fr_shm_counter_bump(&word, 7), FR_SHM_GONE,
+    is_int(fr_shm_counter_bump(&word, 7, &g), FR_SHM_GONE,
            "freed and reallocated: the old generation's bump refused");
     is_int(bumps_of(&word), 0, "... the new counter holds nothing");
 
     word = fr_shm_word(9, FR_SHM_BUMPS_MAX);
-    is_int(fr_shm_counter_bump(&word, 9), FR_SHM_FULL, "a full word refuses the bump");
+    is_int(fr_shm_counter_bump(&word, 9, &g), FR_SHM_FULL, "a full word refuses the bump");
+    g = FR_SHM_BUMPS_MAX;
+    is_int(fr_shm_counter_bump(&word, 9, &g), FR_SHM_FULL, "... also to a guess at the limit");
     is_int((long long)gen_of(&word), 9, "... and cannot carry into the generation");
 }
 
@@ -72,11 +82,11 @@ static void *bump_loop(void *arg)
 {
     bumper *b = arg;
     race *r = b->r;
-    uint32_t gen = 1;
+    uint32_t gen = 1, guess = 0;
     for (int i = 0; i < PER;) {
         while (bumps_of(&r->word) >= AHEAD)
             sched_yield(); /* the owner's turn: keeps both generations busy */
-        switch (fr_shm_counter_bump(&r->word, gen)) {
+        switch (fr_shm_counter_bump(&r->word, gen, &guess)) {
         case FR_SHM_BUMPED:
             r->added[b->id][gen - 1]++;
             i++;
