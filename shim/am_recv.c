@@ -134,13 +134,16 @@ static int is_op(const fr_pkt *p)
 }
 
 /* Whether src's packet may touch this window now: its epoch must be open here. */
-static int may_run(const fr_win *w, const fr_peer *peer, const fr_pkt *p)
+static int may_run(const fr_win *w, int src, const fr_pkt *p)
 {
+    const fr_peer *peer = &w->peers[src];
     fr_epoch e = is_op(p) ? (fr_epoch)p->epoch : FR_EPOCH_NONE;
     if (e == FR_EPOCH_LOCK || p->type == FR_PKT_UNLOCK)
         return peer->lk != FR_LK_WAITING;
     if (e == FR_EPOCH_PSCW || p->type == FR_PKT_COMPLETE)
-        return peer->post_open; /* MPI_Win_post not called yet: keep it */
+        /* MPI_Win_post not called yet, or the epoch it opened was closed in my state page
+         * (direct.h): it belongs to my next exposure epoch, keep it */
+        return peer->post_open && !fr_direct_completed(w, src);
     if (e == FR_EPOCH_FENCE || p->type == FR_PKT_FENCE_DONE)
         return p->seq <= w->fence_count; /* this process has not entered that fence yet */
     return 1; /* counter epochs and counter packets: the window is always exposed to them */
@@ -149,7 +152,7 @@ static int may_run(const fr_win *w, const fr_peer *peer, const fr_pkt *p)
 static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
 {
     fr_peer *peer = &w->peers[src];
-    if (!fr_pkt_is_reply(p) && (peer->held || !may_run(w, peer, p))) {
+    if (!fr_pkt_is_reply(p) && (peer->held || !may_run(w, src, p))) {
         hold(peer, p, size);
         return;
     }

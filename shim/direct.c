@@ -1,13 +1,16 @@
 /* direct.c - single-copy access to node peers' windows (see direct.h for when and why).
  *
- * Memory ordering. The state page has one writer, its owner; peers only load from it.
+ * Memory ordering. The owner writes fence_passed and posted[]; a peer writes only its own
+ * completed[] slot (the lock and accumulate words are shared atomics, shm_lock.h and below).
  *   owner:  local stores into its window, then store fence_passed / posted[r] with release
  *           -> an origin that loads the new value with acquire sees those stores, so its get
  *              reads them and its put lands after them;
  *   origin: copy into the target's window, then publish the closing packet in the ring (release,
- *           shm_ring.c) -> the target that has run the packet sees the data.
+ *           shm_ring.c) or store completed[me] with release -> the target that has run the
+ *           packet, or loaded completed[me] with acquire, sees the data.
  * A cross-memory-attach copy is a system call, which orders the same way. */
 #include "direct.h"
+#include "counters.h"
 #include "acc.h"
 #include "next.h"
 #include "progress.h"
@@ -28,15 +31,23 @@
 /* The page each member shares with its node peers. */
 typedef struct dstate {
     AO_t magic;
-    AO_t size;              /* window members: entries of posted[] */
+    AO_t size;              /* window members: entries of posted[] and of completed */
     AO_t fence_passed;      /* number of the last fence this member completed: every operation
                                of the epochs before it is in its window */
     AO_t pad[5];            /* the lock on a cache line of its own */
     fr_lockword lock;       /* the passive-target lock on its window (shm_lock.h) */
     AO_t acc;               /* 1 while someone applies an accumulate to its window */
     AO_t pad2[7];
-    AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative */
+    AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative;
+                               then, from posted + size, completed: by origin window rank, its
+                               access epochs to this member that it closed without a COMPLETE
+                               packet (fr_direct_complete), counted as MPI_Win_start counts them */
 } dstate;
+
+static volatile AO_t *completed_of(dstate *s, int size, int origin)
+{
+    return &s->posted[size + origin];
+}
 
 typedef enum dmode { D_NONE = 0, D_MAP, D_CMA } dmode;
 
@@ -69,7 +80,7 @@ typedef struct direct_info {
 
 /* ---- creation ---- */
 
-static size_t state_bytes(int size) { return sizeof(dstate) + (size_t)size * sizeof(AO_t); }
+static size_t state_bytes(int size) { return sizeof(dstate) + 2 * (size_t)size * sizeof(AO_t); }
 
 static void map_peer(fr_win *w, dpeer *d, const direct_info *in)
 {
@@ -176,6 +187,7 @@ void fr_direct_started(fr_win *w, int target)
         w->direct->peers[target].starts++;
 }
 
+
 /* ---- reaching a peer ---- */
 
 static dpeer *peer_of(fr_win *w, int target)
@@ -184,6 +196,26 @@ static dpeer *peer_of(fr_win *w, int target)
         return NULL;
     dpeer *d = &w->direct->peers[target];
     return d->mode == D_NONE ? NULL : d;
+}
+
+int fr_direct_reached(fr_win *w, int target) { return peer_of(w, target) != NULL; }
+
+int fr_direct_complete(fr_win *w, int target)
+{
+    dpeer *d = peer_of(w, target);
+    if (!d || !fr_peer_settled(&w->peers[target]))
+        return 0;
+    /* release: my copies into its window come before it sees the epoch closed */
+    AO_store_release(completed_of(d->state, w->size, w->rank), (AO_t)d->starts);
+    w->st.closed_direct++;
+    return 1;
+}
+
+int fr_direct_completed(const fr_win *w, int origin)
+{
+    dstate *s = w->direct ? w->direct->mine : NULL;
+    /* acquire: the origin's copies come before my reads of the window */
+    return s && AO_load_acquire(completed_of(s, w->size, origin)) >= AO_load(&s->posted[origin]);
 }
 
 /* Does the operation suit this peer's way of access at all? */
@@ -337,9 +369,13 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
         return;
     for (size_t i = 0; i < q->n; i++) {
         const fr_op *op = &q->ops[i];
-        int waitable = op->epoch == FR_EPOCH_PSCW ||
+        /* A closing fence waits for the target's FENCE_DONE anyway, which it sends only after
+         * passing the fence that opened the epoch: waiting for that costs nothing, and copies
+         * instead of packets the target would hold until then (once ops travel, the two sides
+         * of a fence exchange can stay out of step, each one's ops travelling in turn). */
+        int waitable = (op->epoch == FR_EPOCH_PSCW && !fr_op_is_eager(op)) ||
                        (op->epoch == FR_EPOCH_FENCE && fr_fence_is_direct(w));
-        if (waitable && !fr_op_is_eager(op) && suits(d, op)) {
+        if (waitable && suits(d, op)) {
             await_arg a = {w, target, d, op};
             fr_wait_until(permission_arrived, &a);
             return; /* one permission covers the whole queue: it is one epoch */

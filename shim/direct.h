@@ -49,6 +49,17 @@ void fr_direct_fence_passed(fr_win *w);
 void fr_direct_posted(fr_win *w, const int *ranks, int n);
 /* MPI_Win_start: my next access epoch includes target. */
 void fr_direct_started(fr_win *w, int target);
+/* Is target's window reached directly (mapped or by cross-memory attach)? */
+int fr_direct_reached(fr_win *w, int target);
+/* MPI_Win_complete, after target's operations were issued: close my access epoch to target in
+ * its state page instead of a COMPLETE packet. Only to a peer reached directly and settled
+ * (fr_peer_settled: nothing of mine to it in flight or unacknowledged, so every operation of
+ * the epoch was copied and nothing of it can arrive later). Returns 1 if done. */
+int fr_direct_complete(fr_win *w, int target);
+/* Target: has origin closed my current exposure epoch to it that way (its count of closed
+ * access epochs has reached my count of posts to it)? Then every operation of that epoch is
+ * in my window, and any PSCW packet of it arriving now belongs to my next exposure epoch. */
+int fr_direct_completed(const fr_win *w, int origin);
 
 /* The lock word of rank's window (shm_lock.h) if this process uses it: its own when it has a
  * shared state page, a node peer's when mapped (then every lock request of this process on it
@@ -67,9 +78,10 @@ int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dt
  * Returns 1 if done (*rc: the copy's result; op's request, if any, is told that the operation
  * is complete at both ends), 0 if the op must travel in a batch. */
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
-/* Before a closing call issues q to target: if some operation of q is large enough that a copy
- * beats the message path and only the target's permission is missing, wait for it (complete
- * may wait for the matching post; a fence for the target to enter the fence opening the epoch). */
+/* Before a closing call issues q to target: if only the target's permission keeps an operation
+ * of q from being copied, wait for it: complete for the matching post when an operation is
+ * large enough that a copy beats the message path; a closing fence (direct scheme) always, for
+ * the target to pass the fence that opened the epoch. */
 void fr_direct_await(fr_win *w, int target, const fr_opq *q);
 
 #endif

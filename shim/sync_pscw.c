@@ -18,7 +18,10 @@
  * posted: the data goes straight into the window, never into a buffer. To a node peer whose
  * window it reaches (direct.h), complete copies puts and gets itself once the post shows in the
  * target's state page, waiting for it only for a large one (fr_direct_await); the post is one
- * store there, no message.
+ * store there, no message. When every operation to such a peer was copied and nothing of mine
+ * to it is unacknowledged, complete closes the epoch with one store in the target's state page
+ * too (fr_direct_complete) instead of a COMPLETE packet; the target keeps the origin's PSCW
+ * packets that arrive after such a close for its next exposure epoch (am_recv.c, may_run).
  *
  * Memory ordering: every store into this process's window is its own (it receives, unpacks and
  * reduces) and counted before MPI_Win_wait returns, or a node peer's copy, which precedes its
@@ -51,13 +54,15 @@ static int post(fr_win *w, MPI_Group group, int assert)
     const int *ranks = w->post_ranks, n = w->npost;
     w->post_active = 1;
     w->fence = FR_FENCE_OFF;
+    /* Counted first: a packet an origin sent for this epoch after closing the one before in my
+     * state page is recognised as this epoch's by the count (fr_direct_completed). */
+    fr_direct_posted(w, ranks, n);
     for (int i = 0; i < n; i++) {
         fr_peer *p = &w->peers[ranks[i]];
         p->post_open = 1;
         if (p->held)
             fr_am_replay_held(w, ranks[i]);
     }
-    fr_direct_posted(w, ranks, n);
     return MPI_SUCCESS;
 }
 
@@ -69,21 +74,29 @@ void fr_target_complete(fr_win *w, int src, uint64_t upto)
     p->post_open = 0; /* what it sends next belongs to my next exposure epoch */
 }
 
+/* Has origin src closed its access epoch matching my current exposure epoch? */
+static int origin_done(const fr_win *w, int src)
+{
+    const fr_peer *p = &w->peers[src];
+    return (p->complete_seen && p->ops_done >= p->complete_upto) || fr_direct_completed(w, src);
+}
+
 static int exposure_done(void *arg)
 {
     fr_win *w = arg;
-    for (int i = 0; i < w->npost; i++) {
-        fr_peer *p = &w->peers[w->post_ranks[i]];
-        if (!p->complete_seen || p->ops_done < p->complete_upto)
+    for (int i = 0; i < w->npost; i++)
+        if (!origin_done(w, w->post_ranks[i]))
             return 0;
-    }
     return 1;
 }
 
 static void exposure_end(fr_win *w)
 {
-    for (int i = 0; i < w->npost; i++)
-        w->peers[w->post_ranks[i]].complete_seen = 0;
+    for (int i = 0; i < w->npost; i++) {
+        fr_peer *p = &w->peers[w->post_ranks[i]];
+        p->complete_seen = 0;
+        p->post_open = 0; /* also after a close in my state page, which sent no COMPLETE */
+    }
     w->npost = 0;
     w->post_active = 0;
     w->st.pscw++;
@@ -140,6 +153,25 @@ static int origin_quiet(void *arg)
     return w->pending == 0;
 }
 
+/* Issue my operations to t, then close my access epoch there: in its state page when t is
+ * reached directly and everything of mine to it is known complete (direct.h), else with a
+ * COMPLETE packet behind the operations (one batch). */
+static int close_access(fr_win *w, int t)
+{
+    fr_peer *p = &w->peers[t];
+    fr_pkt done = {.type = FR_PKT_COMPLETE};
+    if (!fr_direct_reached(w, t))
+        return p->tp->flush(w, t, &p->q, NULL, &done);
+    int rc = p->q.n ? p->tp->flush(w, t, &p->q, NULL, NULL) : MPI_SUCCESS;
+    if (fr_direct_complete(w, t))
+        return rc;
+    int crc = p->tp->flush(w, t, &p->q, NULL, &done); /* the queue is empty: COMPLETE alone */
+    /* Something travelled: its acknowledgement settles the peer again, so that later epochs
+     * close in the state page. */
+    fr_ack_ask(w, t, p->ops_sent);
+    return rc ? rc : crc;
+}
+
 static int complete(fr_win *w)
 {
     if (!w->start_active)
@@ -148,9 +180,8 @@ static int complete(fr_win *w)
     for (int i = 0; i < w->nstart; i++) {
         int t = w->start_ranks[i];
         fr_peer *p = &w->peers[t];
-        fr_pkt done = {.type = FR_PKT_COMPLETE};
         fr_direct_await(w, t, &p->q); /* large copies wait for the matching post */
-        int trc = p->tp->flush(w, t, &p->q, NULL, &done);
+        int trc = close_access(w, t);
         if (rc == MPI_SUCCESS)
             rc = trc;
         p->in_start = 0;

@@ -145,6 +145,7 @@ typedef struct fr_win_stats {
     uint64_t puts, gets, accs, bytes;
     uint64_t fences, pscw, locks;
     uint64_t direct;           /* operations copied straight into or out of a peer's window */
+    uint64_t closed_direct;    /* PSCW access epochs closed in the target's state page */
     uint64_t bumps_shm;        /* counter bumps I applied in an owner's shared state block */
     uint64_t bumps_pkt;        /* ... and sent as BUMP packets (including to myself) */
     uint64_t bumps_gone;       /* atomic bumps refused: the owner had freed the counter */

@@ -15,6 +15,8 @@
  * queued one is queued too, even once the target allows copies (it must not overtake).
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
 #include "common.h"
+#include "counters.h"
+#include "progress.h"
 #include "transport.h"
 
 #include <unistd.h>
@@ -302,74 +304,122 @@ static void test_lock(void)
     unmake(1, &win, base);
 }
 
-#define ISSUE_CHECKS 4
+#define ISSUE_CHECKS 8
 #define TAG_GO 31
 #define TAG_POSTED 32
+#define TAG_HELD 33
+
+static uint64_t closed(MPI_Win win) { return fr_win_lookup(win)->st.closed_direct; }
+
+/* Rank 0 waits until everything it sent rank 1 is known complete there. */
+static void settle(MPI_Win win)
+{
+    fr_win *w = fr_win_lookup(win);
+    for (long spins = 0; direct_on && !fr_peer_settled(&w->peers[1]) && spins < 100000000; spins++) {
+        FR_ENTER();
+        fr_progress();
+        FR_LEAVE();
+    }
+}
+
+/* Rank 0 accesses rank 1's window in five post/start/complete/wait epochs, rank 1 (or 0) posting
+ * early or late, and checks when each put is copied and how each epoch is closed:
+ *   1. posted before the put: the put copies at once, complete closes in rank 1's state page;
+ *   2. a put before the post (queued), one after it (queued behind: no overtaking), both copied
+ *      by complete, which closes in the state page;
+ *   3. complete before the post: the put travels with a COMPLETE packet, which reaches rank 1
+ *      while it is still in epoch 2 (MPI_Win_test polls first): it must wait for rank 1's next
+ *      post (the epoch before was closed without a packet to separate them);
+ *   4. the acknowledgement asked for in 3 settles rank 0 again: closed in the state page. */
 static void test_issue(void)
 {
     MPI_Win win;
     int *base = make(1, &win);
-    int src[SMALL * 3];
-    for (int i = 0; i < SMALL * 3; i++)
+    int src[SMALL * 5];
+    for (int i = 0; i < SMALL * 5; i++)
         src[i] = 1000 + i;
     MPI_Group world, g;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
     int peer = rank == 0 ? 1 : 0;
     MPI_Group_incl(world, 1, &peer, &g);
-    uint64_t at_put = 0, after_second = 0, d0 = direct_ops(win);
-    const int active = nprocs >= 2 && rank <= 1;
-
-    /* 1: rank 1 posted before the put: copied by the put itself */
-    if (active && rank == 1) {
-        MPI_Win_post(g, 0, win);
+    uint64_t at_put = 0, after_second = 0, d0 = direct_ops(win), c0 = closed(win), c[5] = {0};
+    int held_early = 0;
+#define PUT(k) MPI_Put(src + (k) * SMALL, SMALL, MPI_INT, 1, (k) * SMALL, SMALL, MPI_INT, win)
+    if (rank == 1) {
+        MPI_Win_post(g, 0, win); /* 1 */
         MPI_Send(NULL, 0, MPI_INT, 0, TAG_POSTED, MPI_COMM_WORLD);
         MPI_Win_wait(win);
-    } else if (active) {
-        MPI_Win_start(g, 0, win);
+        MPI_Recv(NULL, 0, MPI_INT, 0, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Win_post(g, 0, win); /* 2 */
+        MPI_Send(NULL, 0, MPI_INT, 0, TAG_POSTED, MPI_COMM_WORLD);
+        MPI_Recv(NULL, 0, MPI_INT, 0, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* 3 sent */
+        /* MPI_Win_test polls before it looks at the epoch: 3's packets are read in epoch 2 */
+        for (int flag = 0; !flag;)
+            MPI_Win_test(win, &flag);
+        held_early = base[3 * SMALL] == 0 && base[3 * SMALL + 1] == 0;
+        MPI_Win_post(g, 0, win); /* 3 */
+        MPI_Win_wait(win);
+        MPI_Send(NULL, 0, MPI_INT, 0, TAG_HELD, MPI_COMM_WORLD);
+        MPI_Win_post(g, 0, win); /* 4 */
+        MPI_Send(NULL, 0, MPI_INT, 0, TAG_POSTED, MPI_COMM_WORLD);
+        MPI_Win_wait(win);
+    } else if (rank == 0) {
+        MPI_Win_start(g, 0, win); /* 1 */
         MPI_Recv(NULL, 0, MPI_INT, 1, TAG_POSTED, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Put(src, SMALL, MPI_INT, 1, 0, SMALL, MPI_INT, win);
+        PUT(0);
         at_put = direct_ops(win) - d0;
         MPI_Win_complete(win);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0)
-        is_int((long long)at_put, direct_on ? 1 : 0,
-               "a put into a window already exposed is copied by the put itself");
-    else
-        ok(1, "(rank 0 checks the copy at issue)");
-
-    /* 2: the first put comes before the post (queued), the second after it: queued behind */
-    d0 = direct_ops(win);
-    if (active && rank == 1) {
-        MPI_Recv(NULL, 0, MPI_INT, 0, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Win_post(g, 0, win);
-        MPI_Send(NULL, 0, MPI_INT, 0, TAG_POSTED, MPI_COMM_WORLD);
-        MPI_Win_wait(win);
-    } else if (active) {
-        MPI_Win_start(g, 0, win);
-        MPI_Put(src + SMALL, SMALL, MPI_INT, 1, SMALL, SMALL, MPI_INT, win);
-        at_put = direct_ops(win) - d0;
+        c[1] = closed(win) - c0;
+        d0 = direct_ops(win);
+        MPI_Win_start(g, 0, win); /* 2 */
+        PUT(1);
+        uint64_t first = direct_ops(win) - d0;
         MPI_Send(NULL, 0, MPI_INT, 1, TAG_GO, MPI_COMM_WORLD);
         MPI_Recv(NULL, 0, MPI_INT, 1, TAG_POSTED, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Put(src + 2 * SMALL, SMALL, MPI_INT, 1, 2 * SMALL, SMALL, MPI_INT, win);
+        PUT(2);
         after_second = direct_ops(win) - d0;
         MPI_Win_complete(win);
+        c[2] = closed(win) - c0;
+        MPI_Win_start(g, 0, win); /* 3: rank 1 has not posted it */
+        PUT(3);
+        MPI_Win_complete(win);
+        c[3] = closed(win) - c0;
+        MPI_Send(NULL, 0, MPI_INT, 1, TAG_GO, MPI_COMM_WORLD);
+        MPI_Recv(NULL, 0, MPI_INT, 1, TAG_HELD, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        settle(win);
+        MPI_Win_start(g, 0, win); /* 4 */
+        MPI_Recv(NULL, 0, MPI_INT, 1, TAG_POSTED, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        PUT(4);
+        MPI_Win_complete(win);
+        c[4] = closed(win) - c0;
+        at_put |= first << 8;
     }
+#undef PUT
     MPI_Barrier(MPI_COMM_WORLD);
+    const long long on = direct_on ? 1 : 0;
     if (rank == 0) {
-        ok(at_put == 0 && after_second == 0,
+        is_int((long long)(at_put & 0xff), on,
+               "a put into a window already exposed is copied by the put itself");
+        ok((at_put >> 8) == 0 && after_second == 0,
            "puts before the post and after a queued one wait for the closing call (%llu, %llu "
-           "copied at issue)", (unsigned long long)at_put, (unsigned long long)after_second);
-        is_int((long long)(direct_ops(win) - d0), direct_on ? 2 : 0,
-               "... where both are copied");
+           "copied at issue)", (unsigned long long)(at_put >> 8), (unsigned long long)after_second);
+        is_int((long long)c[1], on, "epoch 1 closed in the target's state page");
+        is_int((long long)c[2], 2 * on, "epoch 2 (copied by complete) closed there too");
+        is_int((long long)c[3], 2 * on, "epoch 3 (its put travelled) closed by a COMPLETE packet");
+        is_int((long long)c[4], 3 * on, "epoch 4, once acknowledged, closed in the state page");
+        skip(1, "rank 1 checks the early packet");
     } else {
-        ok(1, "(rank 0 checks the queued puts)");
-        ok(1, "(rank 0 checks the copies at the closing call)");
+        skip(6, "rank 0 checks the copies and closes");
+        if (rank == 1)
+            ok(held_early,
+               "the put of the origin's next epoch, arriving before my next post, waited for it");
+        else
+            skip(1, "only ranks 0 and 1 take part");
     }
     int good = 1;
-    for (int i = 0; rank == 1 && i < SMALL * 3; i++)
+    for (int i = 0; rank == 1 && i < SMALL * 5; i++)
         good &= base[i] == 1000 + i;
-    ok(good, "rank 1's window holds the three puts");
+    ok(good, "rank 1's window holds the five puts");
 
     MPI_Group_free(&g);
     MPI_Group_free(&world);
