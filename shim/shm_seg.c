@@ -265,3 +265,15 @@ void fr_seg_unlink_all(void)
             segs[i].name[0] = '\0';
         }
 }
+
+void fr_mem_prefault(void *addr, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = (uintptr_t)addr & ~(page - 1), to = (uintptr_t)addr + len;
+    (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* an optimization: failing is fine */
+#else
+    (void)addr;
+    (void)len;
+#endif
+}

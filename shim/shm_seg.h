@@ -53,6 +53,11 @@ typedef enum fr_seg_backend {
  * MPI_SUCCESS, or an error code (FR_ERR_SHM: no backend or the system refused; FR_ERR_NO_MEM:
  * out of memory, or of the descriptor budget) with nothing allocated. */
 int fr_seg_alloc(size_t size, void **addr);
+/* Fault in the pages of [addr, addr + len) of a shared mapping now, writable, without changing
+ * their contents (MADV_POPULATE_WRITE; nothing where the kernel lacks it). For memory that is
+ * used right away and all of it, such as packet rings: a first touch inside a timed exchange
+ * costs a page fault on each side, a few microseconds each in a virtual machine. */
+void fr_mem_prefault(void *addr, size_t len);
 /* Unmap and close the segment starting at addr. FR_ERR_BASE if no segment starts there. */
 int fr_seg_free(void *addr);
 /* If [addr, addr+len) lies inside one segment (len 0: addr inside it), describe it in *ref and

@@ -110,6 +110,7 @@ static int make_rings(fr_chan *c, size_t cap, chan_info *mine)
     int rc = fr_seg_alloc(total, &c->seg);
     if (rc != MPI_SUCCESS)
         return rc;
+    fr_mem_prefault(c->seg, total);
     for (int s = 0; s < c->n; s++)
         fr_ring_init(&c->peers[s].rx, (unsigned char *)c->seg + (size_t)s * rb, cap);
     fr_seg_lookup(c->seg, 0, &mine->ref);
@@ -137,6 +138,9 @@ static int attach(fr_chan_peer *cp, const chan_info *peer, int slot, int node_si
         return rc;
     }
     cp->serial = peer->ref.serial;
+    uint64_t avail = peer->ref.size - off;
+    fr_mem_prefault((unsigned char *)base + off,
+                    (size_t)(peer->ring_bytes < avail ? peer->ring_bytes : avail));
     if (fr_ring_attach(&cp->tx, (unsigned char *)base + off, (size_t)(peer->ref.size - off))) {
         fr_seg_unmap_remote(cp->proc, cp->serial);
         fr_peer_proc_release(cp->proc);
