@@ -203,7 +203,9 @@ int fr_direct_reached(fr_win *w, int target) { return peer_of(w, target) != NULL
 int fr_direct_complete(fr_win *w, int target)
 {
     dpeer *d = peer_of(w, target);
-    if (!d || !fr_peer_settled(&w->peers[target]))
+    const fr_peer *p = &w->peers[target];
+    /* Not while my last COMPLETE to it may be unread there: it would count for a later epoch. */
+    if (!d || !fr_peer_settled(p) || p->acks_got < p->close_ack)
         return 0;
     /* release: my copies into its window come before it sees the epoch closed */
     AO_store_release(completed_of(d->state, w->size, w->rank), (AO_t)d->starts);

@@ -54,7 +54,9 @@ int fr_direct_reached(fr_win *w, int target);
 /* MPI_Win_complete, after target's operations were issued: close my access epoch to target in
  * its state page instead of a COMPLETE packet. Only to a peer reached directly and settled
  * (fr_peer_settled: nothing of mine to it in flight or unacknowledged, so every operation of
- * the epoch was copied and nothing of it can arrive later). Returns 1 if done. */
+ * the epoch was copied and nothing of it can arrive later), and that has acknowledged my last
+ * COMPLETE packet (fr_peer.close_ack): an unread one would close a later exposure epoch there.
+ * Returns 1 if done. */
 int fr_direct_complete(fr_win *w, int target);
 /* Target: has origin closed my current exposure epoch to it that way (its count of closed
  * access epochs has reached my count of posts to it)? Then every operation of that epoch is

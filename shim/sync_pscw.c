@@ -166,9 +166,11 @@ static int close_access(fr_win *w, int t)
     if (fr_direct_complete(w, t))
         return rc;
     int crc = p->tp->flush(w, t, &p->q, NULL, &done); /* the queue is empty: COMPLETE alone */
-    /* Something travelled: its acknowledgement settles the peer again, so that later epochs
-     * close in the state page. */
-    fr_ack_ask(w, t, p->ops_sent);
+    /* An acknowledgement behind the COMPLETE (a fresh one: one asked for earlier may come back
+     * before the target has read this COMPLETE): once it is here, the target has run the
+     * COMPLETE and the operations before it, and later epochs close in its state page again. */
+    fr_ack_ask(w, t, UINT64_MAX);
+    p->close_ack = p->acks_asked;
     return rc ? rc : crc;
 }
 

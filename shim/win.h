@@ -91,6 +91,9 @@ typedef struct fr_peer {
                                   where the next one starts (fr_shm_counter_bump) */
     uint64_t acks_asked;       /* BUMP acknowledgements I asked it for, cumulative */
     uint64_t acks_got;         /* ... and received (they come in order) */
+    uint64_t close_ack;        /* the acknowledgement asked for behind my last COMPLETE packet to
+                                  it: until it came, that COMPLETE may be unread there, and my
+                                  next epoch must not close in its state page (direct.c) */
     uint64_t ack_failed;       /* number of the last acknowledgement reporting a dropped bump */
     uint64_t reads_asked, reads_got; /* counter reads (MPIX_Win_sync_read) */
     uint64_t read_value;

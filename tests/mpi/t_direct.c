@@ -311,11 +311,14 @@ static void test_lock(void)
 
 static uint64_t closed(MPI_Win win) { return fr_win_lookup(win)->st.closed_direct; }
 
-/* Rank 0 waits until everything it sent rank 1 is known complete there. */
+/* Rank 0 waits until everything it sent rank 1 is known complete there and acknowledged. */
 static void settle(MPI_Win win)
 {
     fr_win *w = fr_win_lookup(win);
-    for (long spins = 0; direct_on && !fr_peer_settled(&w->peers[1]) && spins < 100000000; spins++) {
+    const fr_peer *p = &w->peers[1];
+    for (long spins = 0; direct_on && (!fr_peer_settled(p) || p->acks_got < p->acks_asked) &&
+                         spins < 100000000;
+         spins++) {
         FR_ENTER();
         fr_progress();
         FR_LEAVE();
