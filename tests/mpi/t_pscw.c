@@ -2,7 +2,10 @@
  * are subsets of the window group (one target exposed to many origins, one origin accessing many
  * targets, disjoint pairs while a rank stays out), a rank in both roles at once (ring, and
  * all-to-all with itself in both groups), MPI_Win_test polled until it reports completion,
- * MPI_MODE_NOCHECK, puts, gets and accumulates, and many epochs in a row. */
+ * MPI_MODE_NOCHECK, puts, gets and accumulates, and many epochs in a row; and epochs of rank 0
+ * into rank 1 that alternate between the ways an epoch closes between node peers (the target
+ * posting before the puts or only after complete, empty epochs, MPI_Win_test or MPI_Win_wait),
+ * each checked for exactly its own data. */
 #include "common.h"
 
 #define K 8
@@ -220,10 +223,88 @@ static void pairs(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Rank 0 accesses rank 1, epoch after epoch, in patterns that mix how an epoch closes: when
+ * rank 1 posts first, the puts are copied and complete closes in its shared state; when it posts
+ * only once rank 0 has issued its puts, its post races rank 0's complete, and puts that lose
+ * travel with a COMPLETE packet, which rank 1 may read while still in the epoch before
+ * (MPI_Win_test polls first); empty epochs close without any operation. Rank 1 checks after each epoch that its slot holds that epoch's data and that the
+ * next slot does not hold the next epoch's yet. */
+#define MIX_EPOCHS 350
+#define MIX_SLOTS 8
+#define TAG_READY 41
+#define TAG_ISSUED 42
+static void mixed_closes(void)
+{
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, rank <= 1 ? 0 : MPI_UNDEFINED, rank, &pair);
+    if (nprocs < 2 || rank > 1) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Win win;
+    int *base;
+    MPI_Alloc_mem(MIX_SLOTS * K * sizeof(int), MPI_INFO_NULL, &base);
+    memset(base, 0, MIX_SLOTS * K * sizeof(int));
+    MPI_Win_create(base, MIX_SLOTS * K * sizeof(int), sizeof(int), MPI_INFO_NULL, pair, &win);
+    MPI_Group pg, other;
+    MPI_Comm_group(pair, &pg);
+    int peer = 1 - rank;
+    MPI_Group_incl(pg, 1, &peer, &other);
+    int bad = 0, first_bad = -1;
+    for (int e = 0; e < MIX_EPOCHS; e++) {
+        /* runs of late epochs, some empty: an empty late epoch may close in shared state while
+         * the COMPLETE packet of the one before is still unread at rank 1 */
+        int late = e % 7 >= 1 && e % 7 <= 4, empty = e % 5 == 2 || e % 5 == 3, test = e % 2;
+        int *slot = base + (e % MIX_SLOTS) * K, *next = base + ((e + 1) % MIX_SLOTS) * K;
+        if (rank == 1) {
+            if (late)
+                MPI_Recv(NULL, 0, MPI_INT, 0, TAG_ISSUED, pair, MPI_STATUS_IGNORE);
+            MPI_Win_post(other, 0, win);
+            if (!late)
+                MPI_Send(NULL, 0, MPI_INT, 0, TAG_READY, pair);
+            for (int flag = 0; test && !flag;)
+                MPI_Win_test(win, &flag);
+            if (!test)
+                MPI_Win_wait(win);
+            int wrong = 0;
+            for (int i = 0; i < K; i++)
+                wrong |= (!empty && slot[i] != pat(0, i, e)) || next[i] == pat(0, i, e + 1);
+            if (wrong && first_bad < 0)
+                first_bad = e;
+            bad += wrong;
+        } else {
+            int src[K];
+            for (int i = 0; i < K; i++)
+                src[i] = pat(0, i, e);
+            MPI_Win_start(other, 0, win);
+            if (!late)
+                MPI_Recv(NULL, 0, MPI_INT, 1, TAG_READY, pair, MPI_STATUS_IGNORE);
+            if (!empty)
+                MPI_Put(src, K, MPI_INT, 1, (e % MIX_SLOTS) * K, K, MPI_INT, win);
+            /* Before complete, which may wait for the post (MPI allows it; flexrma does so for
+             * operations it copies rather than sends): the post and the complete then race. */
+            if (late)
+                MPI_Send(NULL, 0, MPI_INT, 1, TAG_ISSUED, pair);
+            MPI_Win_complete(win);
+        }
+    }
+    if (rank == 1)
+        is_int(bad, 0, "%d epochs closing in mixed ways: each held exactly its data (first bad "
+                       "epoch %d)", MIX_EPOCHS, first_bad);
+    else
+        skip(1, "rank 1 checks the mixed epochs");
+    MPI_Group_free(&other);
+    MPI_Group_free(&pg);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&pair);
+    MPI_Free_mem(base);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(3 + 1 + 1 + 1 + ((rank ^ 1) < nprocs ? 1 : 0));
+    tap_plan(3 + 1 + 1 + 1 + ((rank ^ 1) < nprocs ? 1 : 0) + (rank <= 1 && nprocs >= 2));
     iwin_create(&w, (size_t)(nprocs + 2) * K);
 
     ring();
@@ -231,6 +312,7 @@ int main(int argc, char **argv)
     one_to_many_test();
     all_to_all();
     pairs();
+    mixed_closes();
 
     iwin_free(&w);
     return test_done();
