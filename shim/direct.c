@@ -187,7 +187,6 @@ void fr_direct_started(fr_win *w, int target)
         w->direct->peers[target].starts++;
 }
 
-
 /* ---- reaching a peer ---- */
 
 static dpeer *peer_of(fr_win *w, int target)

@@ -130,8 +130,8 @@ FR_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origi
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Win win)
 {
-    FR_WIN_ENTRY_QUIET(win, FR_NEXT(Put)(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                               target_count, target_datatype, win));
+    FR_WIN_ENTRY_QUIET(win, FR_NEXT(Put)(origin_addr, origin_count, origin_datatype, target_rank,
+                                         target_disp, target_count, target_datatype, win));
     FR_WIN_EXIT("MPI_Put", rma_core(w, FR_OP_PUT, origin_addr, origin_count, origin_datatype,
                                     target_rank, target_disp, target_count, target_datatype,
                                     MPI_OP_NULL));
@@ -142,8 +142,8 @@ FR_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_data
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Win win)
 {
-    FR_WIN_ENTRY_QUIET(win, FR_NEXT(Get)(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                               target_count, target_datatype, win));
+    FR_WIN_ENTRY_QUIET(win, FR_NEXT(Get)(origin_addr, origin_count, origin_datatype, target_rank,
+                                         target_disp, target_count, target_datatype, win));
     FR_WIN_EXIT("MPI_Get", rma_core(w, FR_OP_GET, origin_addr, origin_count, origin_datatype,
                                     target_rank, target_disp, target_count, target_datatype,
                                     MPI_OP_NULL));
@@ -154,8 +154,9 @@ FR_API int MPI_Accumulate(const void *origin_addr, int origin_count,
                           MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
                           int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    FR_WIN_ENTRY_QUIET(win, FR_NEXT(Accumulate)(origin_addr, origin_count, origin_datatype, target_rank,
-                                      target_disp, target_count, target_datatype, op, win));
+    FR_WIN_ENTRY_QUIET(win, FR_NEXT(Accumulate)(origin_addr, origin_count, origin_datatype,
+                                                target_rank, target_disp, target_count,
+                                                target_datatype, op, win));
     FR_WIN_EXIT("MPI_Accumulate", rma_core(w, FR_OP_ACC, origin_addr, origin_count,
                                            origin_datatype, target_rank, target_disp, target_count,
                                            target_datatype, op));
