@@ -271,7 +271,8 @@ void fr_mem_prefault(void *addr, size_t len)
 #ifdef MADV_POPULATE_WRITE
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t from = (uintptr_t)addr & ~(page - 1), to = (uintptr_t)addr + len;
-    (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* an optimization: failing is fine */
+    /* an optimization: failing (an older kernel) is fine */
+    (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 #else
     (void)addr;
     (void)len;

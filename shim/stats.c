@@ -4,9 +4,9 @@
  * (peers: the members this process reached through a shared-memory ring, and by messages;
  * direct: operations copied straight into or out of a node peer's window, direct.h; closed:
  * post/start/complete/wait access epochs closed in the target's state page instead of by a
- * COMPLETE packet; bumps: the
- * counter bumps this process made with an atomic in an owner's shared state block, those it
- * sent as BUMP packets, and atomic bumps that found the counter freed). */
+ * COMPLETE packet; bumps: the counter bumps this process made with an atomic in an owner's
+ * shared state block, those it sent as BUMP packets, and atomic bumps that found the counter
+ * freed). */
 #include "stats.h"
 #include "transport.h"
 

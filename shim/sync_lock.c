@@ -84,7 +84,6 @@ static void grant(fr_win *w, int src, int type)
 
 static int exclusive(int type) { return type == MPI_LOCK_EXCLUSIVE; }
 
-
 void fr_lock_poll(fr_win *w)
 {
     fr_lockword *lw = fr_direct_lockword(w, w->rank);

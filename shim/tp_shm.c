@@ -141,7 +141,7 @@ static int attach(fr_chan_peer *cp, const chan_info *peer, int slot, int node_si
     uint64_t avail = peer->ref.size - off;
     fr_mem_prefault((unsigned char *)base + off,
                     (size_t)(peer->ring_bytes < avail ? peer->ring_bytes : avail));
-    if (fr_ring_attach(&cp->tx, (unsigned char *)base + off, (size_t)(peer->ref.size - off))) {
+    if (fr_ring_attach(&cp->tx, (unsigned char *)base + off, (size_t)avail)) {
         fr_seg_unmap_remote(cp->proc, cp->serial);
         fr_peer_proc_release(cp->proc);
         cp->proc = NULL;
