@@ -131,15 +131,18 @@ def md_ghost(res, runs_note):
            "(4 neighbours, where the rank count allows). Ratio = time with one-sided "
            "communication / time with Isend/Irecv, measured in the same run, under the same "
            "library (the smaller, the better; flexrma's Isend/Irecv passes through its "
-           "progress hooks). lock includes what a correct program adds: a zero-byte message "
-           "each way with every neighbour and a lock/unlock of the own window. flexrma only "
+           "progress hooks). lock is seed 001's passive-target version: lock, put, unlock for "
+           "each neighbour, nothing else (the target is not told when its ghosts are "
+           "complete); lock_notify adds what a program that reads its ghosts every step needs: "
+           "a zero-byte message each way with every neighbour and a lock/unlock of the own "
+           "window. flexrma only "
            "(its extensions, flexrma.h): counter (a sync-ops request per neighbour around the "
            "puts, a sync-object request waiting for every neighbour's bump), iput (pscw with "
            "MPI_Iput, the requests waited for before MPI_Win_complete), put_signal "
            "(MPIX_Put_signal to each neighbour, a sync-object request waiting for the bumps). " +
            runs_note + "\n"]
     impls = present_impls(res, p)
-    variants = ["fence", "pscw", "lock"] + GHOST_EXTENSIONS
+    variants = ["fence", "pscw", "lock", "lock_notify"] + GHOST_EXTENSIONS
     for topo in ("ring", "grid"):
         for ranks in res.values(p, 4):
             sizes = sorted({k[5] for k in res.keys(p) if k[4] == ranks and
@@ -533,9 +536,9 @@ def main():
              "flexrma's default transport carries synchronization through shared-memory packet "
              "rings between node peers and copies puts, gets and accumulates straight into or "
              "out of their windows (FLEXRMA_TRANSPORT=am: everything as messages, as between "
-             "nodes). The lock variant of ghost includes a zero-byte message exchange with each "
-             "neighbour (the target must learn that the data is there), so its ratio cannot fall "
-             "much below 1.",
+             "nodes). The lock rows time seed 001's passive-target ghost exchange (lock, put, unlock "
+             "per neighbour); ghost's lock_notify variant, which adds a zero-byte message with "
+             "each neighbour so that the target knows its ghosts are complete, is in ghost.md.",
              tab.rstrip(),
              f"{met} of {judged} judged targets met.",
              reference_note(res).rstrip(),
