@@ -227,7 +227,9 @@ static int register_derived(MPI_Datatype t, int combiner, fr_dtype **out)
     return MPI_SUCCESS;
 }
 
-int fr_dtype_get(MPI_Datatype t, fr_dtype **out)
+fr_dtype *fr_dtype_last_predef;
+
+int fr_dtype_lookup(MPI_Datatype t, fr_dtype **out)
 {
     int index, ni, na, nd, combiner, rc;
     entry *e;
@@ -236,9 +238,10 @@ int fr_dtype_get(MPI_Datatype t, fr_dtype **out)
     if (t == MPI_DATATYPE_NULL)
         return fr_errorf(FR_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     index = fr_dtype_predef_index(t);
-    if (index >= 0) {
-        /* the static table entry is not const; only the accessor's view is */
-        *out = (fr_dtype *)fr_dtype_predef((uint64_t)index);
+    /* the static table entry is not const; only the accessor's view is */
+    fr_dtype *predef = index >= 0 ? (fr_dtype *)fr_dtype_predef((uint64_t)index) : NULL;
+    if (predef) {
+        *out = fr_dtype_last_predef = predef;
         return MPI_SUCCESS;
     }
     e = registry_find(t);
@@ -304,6 +307,7 @@ int fr_dtype_user_free(MPI_Datatype *t)
 /* Holders still referencing a description after this are a bug of the caller: MPI is ending. */
 void fr_dtype_finalize(void)
 {
+    fr_dtype_last_predef = NULL;
     for (size_t i = 0; i < nbuckets; i++) {
         entry *e = buckets[i], *next;
         for (; e; e = next) {
@@ -322,15 +326,6 @@ void fr_dtype_finalize(void)
 }
 
 /* ---- packing ---------------------------------------------------------------------------- */
-
-MPI_Count fr_dtype_bytes(const fr_dtype *d, int count)
-{
-    MPI_Count bytes;
-
-    if (count < 0 || d->size < 0 || __builtin_mul_overflow(d->size, (MPI_Count)count, &bytes))
-        return -1;
-    return bytes;
-}
 
 /* MPI_Pack and MPI_Unpack count in int: split count into runs of at most INT_MAX bytes. */
 static int run_length(const fr_dtype *d, int left)

@@ -46,7 +46,20 @@ typedef struct fr_dtype {
  * MPI_DATATYPE_NULL, an uncommitted derived type, or a combiner/named type flexrma cannot ship.
  * The returned description stays valid until released by every holder; callers that keep it past
  * the current call must fr_dtype_retain() it. Predefined descriptions are static. */
-int fr_dtype_get(MPI_Datatype t, fr_dtype **out);
+int fr_dtype_lookup(MPI_Datatype t, fr_dtype **out);
+/* The predefined description fr_dtype_lookup returned last: an RMA call names the same type
+ * call after call. One pointer, checked against its own handle, so that a racing update can
+ * only make the check miss. */
+extern fr_dtype *fr_dtype_last_predef;
+static inline int fr_dtype_get(MPI_Datatype t, fr_dtype **out)
+{
+    fr_dtype *d = fr_dtype_last_predef;
+    if (d && d->handle == t) {
+        *out = d;
+        return MPI_SUCCESS;
+    }
+    return fr_dtype_lookup(t, out);
+}
 void fr_dtype_retain(fr_dtype *d);
 void fr_dtype_release(fr_dtype *d); /* only for descriptions from fr_dtype_get() */
 
@@ -76,7 +89,13 @@ void fr_dtype_finalize(void);
 
 /* ---- packing (contiguous fast path, MPI_Pack/MPI_Unpack otherwise) ---- */
 /* Bytes of data in count elements of d, or -1 on overflow. */
-MPI_Count fr_dtype_bytes(const fr_dtype *d, int count);
+static inline MPI_Count fr_dtype_bytes(const fr_dtype *d, int count)
+{
+    MPI_Count bytes;
+    if (count < 0 || d->size < 0 || __builtin_mul_overflow(d->size, (MPI_Count)count, &bytes))
+        return -1;
+    return bytes;
+}
 /* Copy count elements at buf (layout d) into the contiguous buffer out of outlen bytes. */
 int fr_pack(const void *buf, int count, const fr_dtype *d, void *out, size_t outlen);
 /* Copy the packed bytes `in` (len bytes) into count elements at buf (layout d). */

@@ -50,11 +50,22 @@ extern int fr_active;
  * probes) whose failures flexrma wants to see rather than have abort the program. */
 extern MPI_Comm fr_comm_self;
 
-/* The engine lock serializes the engine between application threads and the progress agent. */
+/* The engine lock serializes the engine between application threads and the progress agent.
+ * Taken only when fr_engine_locking (init.c says when); the test is inline because every call
+ * and every wait turn makes it. */
+extern int fr_engine_locking;
 void fr_engine_lock(void);
 void fr_engine_unlock(void);
-#define FR_ENTER() fr_engine_lock()
-#define FR_LEAVE() fr_engine_unlock()
+#define FR_ENTER()                                                                                \
+    do {                                                                                          \
+        if (fr_engine_locking)                                                                    \
+            fr_engine_lock();                                                                     \
+    } while (0)
+#define FR_LEAVE()                                                                                \
+    do {                                                                                          \
+        if (fr_engine_locking)                                                                    \
+            fr_engine_unlock();                                                                   \
+    } while (0)
 
 /* ---- errors (errors.c) ----
  * Each flexrma error has a standard MPI error class and a fixed explanation, registered once at

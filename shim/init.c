@@ -30,19 +30,11 @@ MPI_Comm fr_comm_self = MPI_COMM_NULL;
  * instructions, several per call and per wait turn (a fifth of a short epoch's time). Decided
  * once in start_engine, before anything takes the lock or the agent starts. */
 static pthread_mutex_t engine_mutex = PTHREAD_MUTEX_INITIALIZER;
-static int engine_locking = 1;
+int fr_engine_locking = 1;
 
-void fr_engine_lock(void)
-{
-    if (engine_locking)
-        pthread_mutex_lock(&engine_mutex);
-}
+void fr_engine_lock(void) { pthread_mutex_lock(&engine_mutex); }
 
-void fr_engine_unlock(void)
-{
-    if (engine_locking)
-        pthread_mutex_unlock(&engine_mutex);
-}
+void fr_engine_unlock(void) { pthread_mutex_unlock(&engine_mutex); }
 
 static int env_flag(const char *name)
 {
@@ -98,7 +90,7 @@ static int start_engine(void)
         return MPI_SUCCESS;
     int level;
     FR_CHECK_MPI(PMPI_Query_thread(&level));
-    engine_locking = fr_opt.async_progress || level == MPI_THREAD_MULTIPLE;
+    fr_engine_locking = fr_opt.async_progress || level == MPI_THREAD_MULTIPLE;
     FR_CHECK_MPI(PMPI_Comm_dup(MPI_COMM_SELF, &fr_comm_self));
     FR_CHECK_MPI(PMPI_Comm_set_errhandler(fr_comm_self, MPI_ERRORS_RETURN));
     fr_errors_register();

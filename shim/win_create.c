@@ -28,13 +28,20 @@
 fr_win *fr_windows;
 int fr_nwindows;
 static fr_u64map win_map; /* carrier handle -> fr_win */
+static fr_win *last_found;  /* a program uses one window call after call; under the engine lock */
 static int win_counter;
 
 fr_win *fr_win_lookup(MPI_Win handle)
 {
+    fr_win *w = last_found;
+    if (w && w->handle == handle)
+        return w;
     if (handle == MPI_WIN_NULL)
         return NULL;
-    return fr_u64map_get(&win_map, fr_key_ptr(handle));
+    w = fr_u64map_get(&win_map, fr_key_ptr(handle));
+    if (w)
+        last_found = w;
+    return w;
 }
 
 static void list_add(fr_win *w)
@@ -247,6 +254,8 @@ void fr_win_close_channel(fr_win *w)
 
 static void win_destroy(fr_win *w)
 {
+    if (last_found == w)
+        last_found = NULL;
     fr_win_close_channel(w);
     fr_counters_free(w);
     fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
