@@ -87,14 +87,6 @@ int fr_progress(void)
     return events;
 }
 
-/* Spinning helps only while the peer runs on another core; past a few polls give the core
- * away, or with more ranks than cores every wait burns its peers' time slices. */
-void fr_backoff(unsigned *spins)
-{
-    if (++*spins >= fr_opt.spin_polls)
-        sched_yield();
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -102,18 +94,34 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A poll that only looks at shared-memory rings takes about 10 ns, one that probes MPI about 50.
- * Counted in polls alone, a wait on rings would start yielding within half a microsecond; a
- * sched_yield costs half a microsecond even when nothing else wants the core, so a wait for a
- * peer's data message (several microseconds through MPI) would then poll only every half
- * microsecond and finish late (pscw at 16 KiB, 2 ranks: 12 us instead of 7.5). So a wait also
- * spins at least this long before its first yield. */
+/* Spinning helps only while the peer runs on another core; past a while give the core away, or
+ * with more ranks than cores every wait burns its peers' time slices. A poll that only looks at
+ * shared-memory rings takes about 10 ns, one that probes MPI about 50. Counted in polls alone, a
+ * wait on rings would start yielding within half a microsecond; a sched_yield costs half a
+ * microsecond even when nothing else wants the core, so a wait for a peer's data message
+ * (several microseconds through MPI) would then poll only every half microsecond and finish
+ * late (pscw at 16 KiB, 2 ranks: 12 us instead of 7.5), and so would a wait for a counter bump
+ * or an Isend/Irecv pair. So a wait also spins at least this long before its first yield. */
 #define FR_SPIN_MIN_NS 3000
+
+int fr_idle_yield_due(fr_idle *i)
+{
+    if (i->polls++ == 0)
+        i->since = now_ns();
+    if (fr_opt.spin_polls == 0)
+        return 1; /* FLEXRMA_SPIN_POLLS=0: yield at once, as asked */
+    return i->polls >= fr_opt.spin_polls && now_ns() - i->since >= FR_SPIN_MIN_NS;
+}
+
+void fr_backoff(fr_idle *i)
+{
+    if (fr_idle_yield_due(i))
+        sched_yield();
+}
 
 void fr_wait_until(int (*cond)(void *), void *arg)
 {
-    unsigned spins = 0;
-    uint64_t idle_since = 0;
+    fr_idle idle = {0, 0};
     /* Satisfied already: no pass. Others are still served: every few entry calls run one
      * (entry.h), and a pass costs as much as a whole short epoch. */
     if (cond(arg))
@@ -123,14 +131,11 @@ void fr_wait_until(int (*cond)(void *), void *arg)
         if (cond(arg))
             return;
         if (events > 0) {
-            spins = 0;
+            fr_idle_reset(&idle);
             continue;
         }
-        if (spins++ == 0)
-            idle_since = now_ns();
-        if (spins < fr_opt.spin_polls ||
-            (fr_opt.spin_polls > 0 && now_ns() - idle_since < FR_SPIN_MIN_NS))
-            continue; /* FLEXRMA_SPIN_POLLS=0: yield at once, as asked */
+        if (!fr_idle_yield_due(&idle))
+            continue;
         /* Yield with the engine unlocked: another thread of the program (or the agent) may hold
          * the very call this wait depends on. */
         FR_LEAVE();

@@ -17,9 +17,19 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx);
  * Engine lock held. */
 int fr_progress(void);
 /* Between polls that found nothing: spin briefly, then yield the core, so more ranks than cores
- * still make progress. *spins counts consecutive idle polls. fr_wait_until() (win.h) waits the
- * same way and releases the engine lock while it yields. */
-void fr_backoff(unsigned *spins);
+ * still make progress. fr_idle holds one wait's run of idle polls; every wait (fr_wait_until()
+ * in win.h, the request and point-to-point hooks) spins FLEXRMA_SPIN_POLLS idle polls and at
+ * least FR_SPIN_MIN_NS before its first yield. */
+typedef struct fr_idle {
+    unsigned polls; /* idle polls in a row */
+    uint64_t since; /* when the first of them was, in ns */
+} fr_idle;
+/* A poll found something: spin afresh. */
+static inline void fr_idle_reset(fr_idle *i) { i->polls = 0; }
+/* A poll found nothing: 1 once the wait has spun enough that it should yield now. */
+int fr_idle_yield_due(fr_idle *i);
+/* A poll found nothing, engine lock not held: spin on, or yield when due. */
+void fr_backoff(fr_idle *i);
 /* Is there anything for the engine to do at all (live windows or pending requests)? */
 int fr_progress_needed(void);
 /* Wait, serving the progress engine, until the MPI library completes *req (a nonblocking
@@ -30,7 +40,7 @@ int fr_pending_count(void);
 
 /* The waiting the hooked MPI calls share (pt2pt_hooks.c). */
 int fr_hooks_on(void);             /* should a blocking call wait through flexrma? */
-void fr_hook_turn(unsigned *spins);/* one turn of a hooked wait that found nothing */
+void fr_hook_turn(fr_idle *idle);/* one turn of a hooked wait that found nothing */
 void fr_hook_poll(void);           /* one progress pass, from a nonblocking call */
 
 int fr_agent_start(void);

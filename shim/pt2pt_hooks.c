@@ -23,28 +23,28 @@ static int coll_hooks_on(void) { return fr_active && !fr_opt.async_progress; }
  * RMA within a few microseconds, seldom enough not to slow the application's own messages. */
 #define FR_HOOK_POLL_EVERY 4
 
-void fr_hook_turn(unsigned *spins)
+void fr_hook_turn(fr_idle *idle)
 {
     int events = 0;
-    if (*spins % FR_HOOK_POLL_EVERY == 0) {
+    if (idle->polls % FR_HOOK_POLL_EVERY == 0) {
         FR_ENTER();
         events = fr_progress();
         FR_LEAVE();
     }
     if (events > 0)
-        *spins = 0;
+        fr_idle_reset(idle);
     else
-        fr_backoff(spins);
+        fr_backoff(idle);
 }
 
 static int wait_request(MPI_Request *req, MPI_Status *status)
 {
-    unsigned spins = 0;
+    fr_idle idle = {0, 0};
     for (;;) {
         int flag = 0, rc = FR_NEXT(Test)(req, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
-        fr_hook_turn(&spins);
+        fr_hook_turn(&idle);
     }
 }
 
@@ -68,12 +68,12 @@ FR_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (!fr_hooks_on())
         return FR_NEXT(Probe)(source, tag, comm, status);
-    unsigned spins = 0;
+    fr_idle idle = {0, 0};
     for (;;) {
         int flag = 0, rc = FR_NEXT(Iprobe)(source, tag, comm, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
-        fr_hook_turn(&spins);
+        fr_hook_turn(&idle);
     }
 }
 FR_PMPI(Probe);

@@ -117,7 +117,7 @@ static fr_req *lookup(MPI_Request h);
  * turn, which polls the engine every time (only flexrma can complete the request). Returns 1
  * with *rc set when the request is complete (or inactive). */
 static int fast_turn(fr_req *r, MPI_Request *request, MPI_Status *status, const char *call,
-                     int *rc, unsigned *spins)
+                     int *rc, fr_idle *idle)
 {
     FR_ENTER();
     int events = 0;
@@ -127,10 +127,10 @@ static int fast_turn(fr_req *r, MPI_Request *request, MPI_Status *status, const 
         events = fr_progress();
     if (r->active) {
         FR_LEAVE();
-        if (spins && events > 0)
-            *spins = 0;
-        else if (spins)
-            fr_backoff(spins);
+        if (idle && events > 0)
+            fr_idle_reset(idle);
+        else if (idle)
+            fr_backoff(idle);
         return 0;
     }
     fr_win *w = r->w;
@@ -153,16 +153,16 @@ FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     fr_req *r = request ? lookup(*request) : NULL;
     if (r && !posted(r)) {
-        unsigned spins = 0;
+        fr_idle idle = {0, 0};
         int rc;
-        while (!fast_turn(r, request, status, "MPI_Wait", &rc, &spins))
+        while (!fast_turn(r, request, status, "MPI_Wait", &rc, &idle))
             ;
         return rc;
     }
     ours o = {.r = r ? &r : NULL, .n = r != NULL};
     if (!r && !fr_hooks_on())
         return FR_NEXT(Wait)(request, status);
-    unsigned spins = 0;
+    fr_idle idle = {0, 0};
     for (;;) {
         if (o.n)
             advance(&o, 1);
@@ -171,7 +171,7 @@ FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
             return rc;
         if (flag)
             return finish(&o, 0, request, status == MPI_STATUS_IGNORE ? NULL : status, "MPI_Wait");
-        fr_hook_turn(&spins);
+        fr_hook_turn(&idle);
     }
 }
 FR_PMPI(Wait);
@@ -212,7 +212,7 @@ static int finish_all(ours *o, int count, MPI_Request requests[], MPI_Status sta
 /* MPI_Waitall/MPI_Testall on flexrma requests only, without the library: one turn. Returns 1
  * with *rc set once all are complete (or inactive). */
 static int fast_all_turn(ours *o, int count, MPI_Request requests[], MPI_Status statuses[],
-                         const char *call, int *rc, unsigned *spins)
+                         const char *call, int *rc, fr_idle *idle)
 {
     FR_ENTER();
     int active = 0, events = 0;
@@ -230,10 +230,10 @@ static int fast_all_turn(ours *o, int count, MPI_Request requests[], MPI_Status 
     }
     if (active) {
         FR_LEAVE();
-        if (spins && events > 0)
-            *spins = 0;
-        else if (spins)
-            fr_backoff(spins);
+        if (idle && events > 0)
+            fr_idle_reset(idle);
+        else if (idle)
+            fr_backoff(idle);
         return 0;
     }
     int err = MPI_SUCCESS;
@@ -266,16 +266,16 @@ FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     ours o;
     classify_for(&o, count, requests, 1);
     if (o.all) {
-        unsigned spins = 0;
+        fr_idle idle = {0, 0};
         int rc;
-        while (!fast_all_turn(&o, count, requests, statuses, "MPI_Waitall", &rc, &spins))
+        while (!fast_all_turn(&o, count, requests, statuses, "MPI_Waitall", &rc, &idle))
             ;
         release_ours(&o);
         return rc;
     }
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitall)(count, requests, statuses);
-    unsigned spins = 0;
+    fr_idle idle = {0, 0};
     for (;;) {
         if (o.n)
             advance(&o, count);
@@ -286,7 +286,7 @@ FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         }
         if (flag)
             return finish_all(&o, count, requests, statuses, "MPI_Waitall");
-        fr_hook_turn(&spins);
+        fr_hook_turn(&idle);
     }
 }
 FR_PMPI(Waitall);
@@ -330,7 +330,7 @@ FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status
     classify(&o, count, requests);
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitany)(count, requests, index, status);
-    unsigned spins = 0;
+    fr_idle idle = {0, 0};
     for (;;) {
         if (o.n)
             advance(&o, count);
@@ -341,7 +341,7 @@ FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status
         }
         if (flag)
             return finish_any(&o, requests, *index, status, "MPI_Waitany");
-        fr_hook_turn(&spins);
+        fr_hook_turn(&idle);
     }
 }
 FR_PMPI(Waitany);
@@ -382,7 +382,7 @@ FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int 
     classify(&o, incount, requests);
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitsome)(incount, requests, outcount, indices, statuses);
-    unsigned spins = 0;
+    fr_idle idle = {0, 0};
     for (;;) {
         if (o.n)
             advance(&o, incount);
@@ -393,7 +393,7 @@ FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int 
         }
         if (*outcount != 0)
             return finish_some(&o, requests, *outcount, indices, statuses, "MPI_Waitsome");
-        fr_hook_turn(&spins);
+        fr_hook_turn(&idle);
     }
 }
 FR_PMPI(Waitsome);
