@@ -18,11 +18,11 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx);
 int fr_progress(void);
 /* Between polls that found nothing: spin briefly, then yield the core, so more ranks than cores
  * still make progress. fr_idle holds one wait's run of idle polls; every wait (fr_wait_until()
- * in win.h, the request and point-to-point hooks) spins FLEXRMA_SPIN_POLLS idle polls and at
- * least FR_SPIN_MIN_NS before its first yield. */
+ * in win.h, the request and point-to-point hooks) spins FLEXRMA_SPIN_POLLS idle polls, then at
+ * least FR_SPIN_MIN_NS more, before its first yield. */
 typedef struct fr_idle {
     unsigned polls; /* idle polls in a row */
-    uint64_t since; /* when the first of them was, in ns */
+    uint64_t since; /* when the FLEXRMA_SPIN_POLLS-th of them was, in ns */
 } fr_idle;
 /* A poll found something: spin afresh. */
 static inline void fr_idle_reset(fr_idle *i) { i->polls = 0; }
