@@ -3,12 +3,15 @@
  * The combining itself is MPI's: PMPI_Reduce_local on the predefined element type, so every
  * (op, type) pair computes exactly as the MPI library's own reductions do. flexrma only arranges
  * the data: the origin's bytes arrive packed (consecutive elements of the element type, in
- * MPI_Pack format), the target's may be scattered over any layout. MPI_Reduce_local wants both
- * operands as arrays of the element type in memory layout, suitably aligned; for the common case
- * (contiguous target of a gap-free element type such as MPI_INT or MPI_DOUBLE) that is already
- * so and the reduction runs in place on the window.
+ * MPI_Pack format), the target's may be scattered over any layout. The target's elements are
+ * walked in typemap order as runs of consecutive elements (fr_dtype_each_run) and combined in
+ * batches of up to ACC_CHUNK: MPI_Reduce_local wants both operands as arrays of the element type
+ * in memory layout, suitably aligned; for the common case (contiguous target of a gap-free
+ * element type such as MPI_INT or MPI_DOUBLE) that is already so and the reduction runs in place
+ * on the window. Where node peers may combine into the same memory, a batch goes to
+ * acc_shared.c instead.
  */
-#include "acc.h"
+#include "acc_internal.h"
 #include "dtype_internal.h"
 
 #include <limits.h>
@@ -20,8 +23,8 @@
 #define TC_INTEGER (TC(FR_TC_CINT) | TC(FR_TC_FINT) | TC(FR_TC_MULTI))
 #define TC_ANY 0xFFFFu
 
-/* Elements per MPI_Reduce_local call: bounds the scratch buffers of the general path. */
-#define ACC_CHUNK 65536
+/* Elements per batch (one MPI_Reduce_local call): bounds the scratch buffers. */
+#define ACC_CHUNK 4096
 
 typedef struct opdesc {
     MPI_Op op;
@@ -135,17 +138,7 @@ static size_t elem_align(const fr_dtype *e)
     return a;
 }
 
-/* The scratch state of one application. */
-typedef struct acc_run {
-    const fr_dtype *e;   /* the element type */
-    MPI_Op op;
-    size_t align;
-    size_t chunk;        /* elements per MPI_Reduce_local call */
-    unsigned char *in;   /* scratch arrays of `chunk` elements of e, allocated on demand */
-    unsigned char *io;
-} acc_run;
-
-static unsigned char *scratch(const acc_run *a, unsigned char **p)
+unsigned char *fr_acc_scratch(const acc_run *a, unsigned char **p)
 {
     size_t bytes;
 
@@ -157,58 +150,114 @@ static unsigned char *scratch(const acc_run *a, unsigned char **p)
     return *p;
 }
 
-/* n packed elements at src viewed as an array of e: in place when the packed form already is
- * one (no holes in e, aligned), else unpacked into the scratch buffer *p. */
-static int as_array(const acc_run *a, const unsigned char *src, int n, unsigned char **p,
-                    void **view)
+void fr_acc_pieces_add(acc_pieces *l, acc_piece x)
 {
-    size_t len = (size_t)n * (size_t)a->e->size;
+    if (l->n == (l->heap ? l->cap : sizeof l->few / sizeof l->few[0])) {
+        size_t cap = 2 * l->n;
+        acc_piece *p = fr_xmalloc(cap * sizeof *p);
+        memcpy(p, fr_acc_pieces(l), l->n * sizeof *p);
+        free(l->heap);
+        l->heap = p;
+        l->cap = cap;
+    }
+    fr_acc_pieces(l)[l->n++] = x;
+}
 
-    if (a->e->contiguous && (uintptr_t)src % a->align == 0) {
-        *view = (void *)src;
+void fr_acc_pieces_free(acc_pieces *l)
+{
+    free(l->heap);
+    l->heap = NULL;
+    l->n = 0;
+}
+
+/* Move n elements of e between memory form at `from` and `to` (only the data bytes when e has
+ * padding: the padding may be someone else's). */
+static int move_elems(const void *from, void *to, size_t n, const fr_dtype *e)
+{
+    if (e->contiguous) {
+        memcpy(to, from, n * (size_t)e->extent);
         return MPI_SUCCESS;
     }
-    *view = scratch(a, p);
-    return fr_unpack(src, len, *view, n, a->e);
+    return fr_copy_typed(from, (int)n, e, to, (int)n, e, n * (size_t)e->size);
 }
 
-/* One chunk: tgt[i] = in[i] op tgt[i] for n elements, both operands in packed form. */
-static int reduce_chunk(acc_run *a, const unsigned char *in, unsigned char *tgt, int n)
+int fr_acc_reduce(acc_run *a, const void *vin, const acc_piece *p, size_t np, size_t n)
 {
-    void *vin, *vio;
-    int rc = as_array(a, in, n, &a->in, &vin);
+    size_t ext = (size_t)a->e->extent;
+    int rc = MPI_SUCCESS;
 
-    if (rc == MPI_SUCCESS)
-        rc = as_array(a, tgt, n, &a->io, &vio);
-    if (rc != MPI_SUCCESS)
+    if (a->op == MPI_REPLACE) { /* MPI_Reduce_local does not implement it */
+        for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
+            rc = move_elems((const unsigned char *)vin + p[i].k0 * ext, p[i].at, p[i].n, a->e);
         return rc;
-    if (PMPI_Reduce_local(vin, vio, n, a->e->handle, a->op) != MPI_SUCCESS)
-        return fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
-    if (vio != tgt) /* worked on a copy: store it back */
-        rc = fr_pack(vio, n, a->e, tgt, (size_t)n * (size_t)a->e->size);
+    }
+    if (np == 1 && a->e->contiguous && (uintptr_t)p->at % a->align == 0) {
+        if (PMPI_Reduce_local(vin, p->at, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
+            return fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
+        return MPI_SUCCESS;
+    }
+    unsigned char *io = fr_acc_scratch(a, &a->io);
+    for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
+        rc = move_elems(p[i].at, io + p[i].k0 * ext, p[i].n, a->e);
+    if (rc == MPI_SUCCESS && PMPI_Reduce_local(vin, io, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
+        rc = fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
+    for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
+        rc = move_elems(io + p[i].k0 * ext, p[i].at, p[i].n, a->e);
     return rc;
 }
 
-static int reduce_all(acc_run *a, const unsigned char *in, unsigned char *tgt, size_t nelem)
+/* The batch's origin operands as an aligned array of e: in place when the packed form already
+ * is one (no padding in e, aligned), else unpacked into scratch. */
+static int operands(acc_run *a, const unsigned char **view)
 {
-    size_t esize = (size_t)a->e->size;
+    const unsigned char *src = a->packed + a->first * (size_t)a->e->size;
+
+    if (a->e->contiguous && (uintptr_t)src % a->align == 0) {
+        *view = src;
+        return MPI_SUCCESS;
+    }
+    unsigned char *in = fr_acc_scratch(a, &a->in);
+    *view = in;
+    return fr_unpack(src, a->nelems * (size_t)a->e->size, in, (int)a->nelems, a->e);
+}
+
+static int flush(acc_run *a)
+{
+    const unsigned char *vin;
+    int rc = a->nelems ? operands(a, &vin) : MPI_SUCCESS;
+
+    if (rc == MPI_SUCCESS && a->nelems) {
+        rc = a->share ? fr_acc_shared(a, vin)
+                      : fr_acc_reduce(a, vin, fr_acc_pieces(&a->pieces), a->pieces.n, a->nelems);
+    }
+    a->first += a->nelems;
+    a->pieces.n = a->nelems = 0;
+    return rc;
+}
+
+/* fr_run_fn: add a run of target elements to the batch, combining each time it fills. */
+static int add_run(void *arg, MPI_Aint disp, size_t first, size_t n)
+{
+    acc_run *a = arg;
+    char *at = a->target + disp;
     int rc = MPI_SUCCESS;
 
-    a->chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
-    for (size_t done = 0; done < nelem && rc == MPI_SUCCESS;) {
-        int n = nelem - done < a->chunk ? (int)(nelem - done) : (int)a->chunk;
-        rc = reduce_chunk(a, in + done * esize, tgt + done * esize, n);
-        done += (size_t)n;
+    while (n > 0 && rc == MPI_SUCCESS) {
+        size_t m = a->chunk - a->nelems < n ? a->chunk - a->nelems : n;
+        fr_acc_pieces_add(&a->pieces, (acc_piece){at, m, a->nelems});
+        a->nelems += m;
+        at += (MPI_Aint)m * a->e->extent;
+        n -= m;
+        if (a->nelems == a->chunk)
+            rc = flush(a);
     }
     return rc;
 }
 
-int fr_acc_apply(void *target_addr, int target_count, const fr_dtype *tinfo,
+int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const fr_dtype *tinfo,
                  const void *packed, size_t packed_len, MPI_Op op)
 {
-    acc_run a = {.op = op};
     MPI_Count bytes = fr_dtype_bytes(tinfo, target_count);
-    unsigned char *tgt = NULL;
     int rc = fr_op_check(op, tinfo->elem);
 
     if (rc != MPI_SUCCESS)
@@ -218,25 +267,27 @@ int fr_acc_apply(void *target_addr, int target_count, const fr_dtype *tinfo,
                          "bytes of target data", packed_len, (long long)bytes);
     if (packed_len == 0)
         return MPI_SUCCESS;
-    if (op == MPI_REPLACE) /* MPI_Reduce_local does not implement it */
-        return fr_unpack(packed, packed_len, target_addr, target_count, tinfo);
-    a.e = fr_dtype_predef((uint64_t)fr_dtype_predef_index(tinfo->elem));
-    a.align = elem_align(a.e);
+    int ti = fr_dtype_predef_index(tinfo->elem);
+    acc_run a = {.e = fr_dtype_predef((uint64_t)ti), .op = op, .share = share,
+                 .target = target_addr, .packed = packed};
     if (packed_len % (size_t)a.e->size != 0)
         return fr_errorf(FR_ERR_INTERN, "accumulate: %zu bytes are not whole elements", packed_len);
-    /* The target in packed form: itself when contiguous, else a packed copy. */
-    if (tinfo->contiguous) {
-        tgt = target_addr;
-    } else {
-        tgt = fr_xmalloc(packed_len);
-        rc = fr_pack(target_addr, target_count, tinfo, tgt, packed_len);
-    }
+    if (!share && op == MPI_REPLACE) /* MPI_Reduce_local does not implement it */
+        return fr_unpack(packed, packed_len, target_addr, target_count, tinfo);
+    int tclass = fr_dtype_predef_class((uint64_t)ti);
+    /* Not for 1- and 2-byte integers: how their sums overflow is the MPI library's to say
+     * (Open MPI 4.1's vector code saturates, open-mpi/ompi#8045); a wrapping add could differ. */
+    a.int_sum = op == MPI_SUM && a.e->size >= 4 &&
+                (tclass == FR_TC_CINT || tclass == FR_TC_FINT || tclass == FR_TC_MULTI);
+    a.atomic = fr_acc_atomic_width(a.e) != 0;
+    a.align = elem_align(a.e);
+    size_t nelem = packed_len / (size_t)a.e->size;
+    a.chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
+    rc = fr_dtype_each_run(tinfo, target_count, a.e, add_run, &a);
     if (rc == MPI_SUCCESS)
-        rc = reduce_all(&a, packed, tgt, packed_len / (size_t)a.e->size);
-    if (rc == MPI_SUCCESS && tgt != target_addr)
-        rc = fr_unpack(tgt, packed_len, target_addr, target_count, tinfo);
-    if (tgt != target_addr)
-        free(tgt);
+        rc = flush(&a);
+    fr_acc_pieces_free(&a.pieces);
+    fr_acc_pieces_free(&a.group);
     free(a.in);
     free(a.io);
     return rc;

@@ -1,15 +1,19 @@
 /* acc.h - accumulate: which reduction operations apply to which predefined types, and applying
  * one accumulate at the target.
  *
- * Atomicity: fr_acc_apply() runs with the engine lock held, and, for windows whose node peers
- * apply accumulates themselves, holding the window's accumulate word (fr_direct_acc_apply,
- * direct.h), so a whole accumulate is applied without interleaving with any other accumulate to
- * this window (request-level atomicity, as seed 000 section 3 does; MPI asks only for
- * element-level atomicity). */
+ * Atomicity is MPI's: per element (MPI-3.1 section 11.7.1: concurrent accumulates to one location
+ * with the same predefined datatype act as if done in some serial order). Where nobody else
+ * combines into the memory (the caller holds the engine lock and no node peer maps the window)
+ * a whole accumulate is combined with MPI_Reduce_local in place. Where node peers may combine
+ * into the same window at the same moment (fr_acc_share), elements are combined stripe by
+ * stripe of the window: a few with hardware atomics, more under the stripe's lock
+ * (acc_shared.c). */
 #ifndef FR_ACC_H
 #define FR_ACC_H
 
 #include "dtype.h"
+
+#include <atomic_ops.h>
 
 /* Ops travel by index, since handle values differ between processes. MPI_REPLACE included.
  * Index of op, or -1 if op is not a predefined operation accumulate accepts. */
@@ -23,10 +27,28 @@ const char *fr_op_name(int index);
  * FR_ERR_TYPE. */
 int fr_op_check(MPI_Op op, MPI_Datatype elem);
 
+/* Window memory that other processes may combine into at the same time: the owner's, mapped by
+ * its node peers (direct.c). An element belongs to the stripe of the window its first byte lies
+ * in (FR_ACC_STRIPE_BYTES each, counted from base), whose lock word is stripes[stripe mod
+ * FR_ACC_STRIPES]: every process picks the same word for the same element, and accumulates to
+ * other stripes go on. */
+#define FR_ACC_STRIPES 64
+#define FR_ACC_STRIPE_BYTES 16384
+/* Up to this many elements in one stripe take hardware atomics (if their type allows), more
+ * take the stripe exclusively and one vectorized reduction (acc_shared.c). */
+#define FR_ACC_ATOMIC_MAX 8
+typedef struct fr_acc_share {
+    const char *base;        /* the window's first byte as mapped in this process */
+    volatile AO_t *stripes;  /* FR_ACC_STRIPES lock words in the owner's shared state page */
+    uint64_t atomic, locked; /* out, added to: elements combined with a hardware atomic, and
+                                holding their stripe exclusively */
+} fr_acc_share;
+
 /* target[i] = packed[i] op target[i] for every element of target_count elements of layout tinfo
  * at target_addr. packed holds the origin's data as consecutive elements of tinfo->elem
- * (packed_len bytes; must equal fr_dtype_bytes(tinfo, target_count)). MPI_REPLACE stores. */
-int fr_acc_apply(void *target_addr, int target_count, const fr_dtype *tinfo,
+ * (packed_len bytes; must equal fr_dtype_bytes(tinfo, target_count)). MPI_REPLACE stores.
+ * share: NULL when only the caller combines into this memory. */
+int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const fr_dtype *tinfo,
                  const void *packed, size_t packed_len, MPI_Op op);
 
 #endif

@@ -25,6 +25,7 @@ void fr_am_rxtype_unhold(const fr_dtype *d)
     fr_dtype *m = (fr_dtype *)d;
     if (--m->refs == 0) {
         FR_NEXT(Type_free)(&m->handle);
+        fr_dtype_runs_free(m);
         free(m);
     }
 }

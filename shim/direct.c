@@ -1,7 +1,8 @@
 /* direct.c - single-copy access to node peers' windows (see direct.h for when and why).
  *
  * Memory ordering. The owner writes fence_passed and posted[]; a peer writes only its own
- * completed[] slot (the lock and accumulate words are shared atomics, shm_lock.h and below).
+ * completed[] slot (the lock word and the accumulate stripes are shared atomics, shm_lock.h and
+ * acc_shared.c).
  *   owner:  local stores into its window, then store fence_passed / posted[r] with release
  *           -> an origin that loads the new value with acquire sees those stores, so its get
  *              reads them and its put lands after them;
@@ -36,8 +37,8 @@ typedef struct dstate {
                                of the epochs before it is in its window */
     AO_t pad[5];            /* the lock on a cache line of its own */
     fr_lockword lock;       /* the passive-target lock on its window (shm_lock.h) */
-    AO_t acc;               /* 1 while someone applies an accumulate to its window */
-    AO_t pad2[7];
+    AO_t acc_stripes[FR_ACC_STRIPES]; /* accumulate locks for elements no hardware atomic
+                               combines, by stripe of its window (acc.h, acc_shared.c) */
     AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative;
                                then, from posted + size, completed: by origin window rank, its
                                access epochs to this member that it closed without a COMPLETE
@@ -266,25 +267,17 @@ static dstate *state_of(fr_win *w, int rank)
     return d ? d->state : NULL;
 }
 
-static volatile AO_t *acc_word(fr_win *w, int rank)
-{
-    dstate *s = state_of(w, rank);
-    return s ? &s->acc : NULL;
-}
-
 int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
                         const void *packed, size_t len, MPI_Op op)
 {
-    volatile AO_t *word = acc_word(w, owner);
-    /* acquire: the previous holder's updates of these elements come first. The holder only
-     * combines memory (no MPI call, no wait), so spinning is short; yield past a few tries in
-     * case it was descheduled. */
-    for (unsigned spins = 0; word && !AO_compare_and_swap_acquire(word, 0, 1);)
-        if (++spins >= 64)
-            sched_yield();
-    int rc = fr_acc_apply(addr, count, t, packed, len, op);
-    if (word)
-        AO_store_release(word, 0); /* release: my updates before the next holder's */
+    dstate *s = state_of(w, owner);
+    if (!s) /* nobody maps this window: only its owner combines into it */
+        return fr_acc_apply(NULL, addr, count, t, packed, len, op);
+    fr_acc_share share = {.base = owner == w->rank ? w->base : peer_of(w, owner)->win,
+                          .stripes = s->acc_stripes};
+    int rc = fr_acc_apply(&share, addr, count, t, packed, len, op);
+    w->st.acc_atomic += share.atomic;
+    w->st.acc_locked += share.locked;
     return rc;
 }
 

@@ -8,8 +8,8 @@
  *    call per operation, so only for payloads above the eager limit, and only where the target
  *    layout is contiguous (the origin side may be anything: it is packed first).
  * A peer that neither reaches keeps the batch path (data inside the batch or in a message).
- * Accumulates are applied by the origin too, into mapped windows only, under the target's
- * accumulate word (fr_direct_acc_apply).
+ * Accumulates are applied by the origin too, into mapped windows only, element by element
+ * (fr_direct_acc_apply).
  *
  * When a copy may happen: the target must have opened its window to this origin's epoch, which
  * each member announces in a small page of shared per-window state that its node peers map:
@@ -69,10 +69,10 @@ int fr_direct_completed(const fr_win *w, int origin);
 struct fr_lockword *fr_direct_lockword(fr_win *w, int rank);
 
 /* Apply an accumulate to the window of member `owner` (this process or a mapped node peer) at
- * addr, as fr_acc_apply does, holding owner's accumulate word in its state page when it has one:
- * every process that combines into that window (the owner for packets and its own operations,
- * node peers for their direct accumulates) takes it, so accumulates stay atomic against each
- * other (whole operations, more than the per-element atomicity MPI asks). */
+ * addr, as fr_acc_apply does. When owner has a state page, node peers may combine into its
+ * window at the same moment (their direct accumulates, the owner's from packets and its own):
+ * then every element is combined on its own, with a hardware atomic or under one of the
+ * accumulate stripes in that page (acc_shared.c), atomic per element as MPI asks. */
 int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
                         const void *packed, size_t len, MPI_Op op);
 

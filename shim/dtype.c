@@ -147,6 +147,7 @@ static void entry_destroy(entry *e)
     if (e->d.user_freed)
         FR_CHECK_MPI(FR_NEXT(Type_free)(&e->d.handle));
     free(e->d.wire);
+    fr_dtype_runs_free(&e->d);
     free(e);
 }
 

@@ -40,6 +40,7 @@ typedef struct fr_dtype {
     MPI_Count elem_size;    /* size of elem, 0 if none */
     unsigned char *wire;    /* serialized type tree (derived types only), NULL for predefined */
     size_t wire_len;
+    struct fr_runs *runs;   /* where its elements lie (fr_dtype_each_run), made on first use */
 } fr_dtype;
 
 /* Describe `t`. Returns MPI_SUCCESS and *out, or an fr_errorf() code: FR_ERR_TYPE for
@@ -105,5 +106,17 @@ int fr_unpack(const void *in, size_t len, void *buf, int count, const fr_dtype *
  * otherwise. */
 int fr_copy_typed(const void *src, int scount, const fr_dtype *sdt, void *dst, int dcount,
                   const fr_dtype *ddt, size_t bytes);
+
+/* ---- where the elements lie (dtype_runs.c) ---- */
+typedef struct fr_runs fr_runs;
+/* Called for each run of consecutive elements: n elements of the element type, the first at
+ * disp bytes from the buffer address (element j at disp + j * its extent), and at index `first`
+ * of the packed form. A return other than MPI_SUCCESS stops the walk and is returned. */
+typedef int (*fr_run_fn)(void *arg, MPI_Aint disp, size_t first, size_t n);
+/* Walk count elements of layout d, whose leaves are all of predefined type e, in typemap
+ * order, adjacent runs merged. A derived d learns its runs on first use (MPI_Pack tells where
+ * its elements are) and keeps them: callers hold the engine lock. */
+int fr_dtype_each_run(const fr_dtype *d, int count, const fr_dtype *e, fr_run_fn fn, void *arg);
+void fr_dtype_runs_free(fr_dtype *d); /* by whoever frees a description */
 
 #endif

@@ -1,12 +1,13 @@
 /* stats.c - per-window totals, one line per window on stderr at MPI_Finalize:
  *   flexrma stats: rank R win W: members M puts N gets N accs N bytes N epochs fence N pscw N
- *   lock N peers shm N am N direct N closed N bumps shm N packet N gone N
+ *   lock N peers shm N am N direct N closed N bumps shm N packet N gone N acc atomic N locked N
  * (peers: the members this process reached through a shared-memory ring, and by messages;
  * direct: operations copied straight into or out of a node peer's window, direct.h; closed:
  * post/start/complete/wait access epochs closed in the target's state page instead of by a
  * COMPLETE packet; bumps: the counter bumps this process made with an atomic in an owner's
  * shared state block, those it sent as BUMP packets, and atomic bumps that found the counter
- * freed). */
+ * freed; acc: accumulate elements it combined into a window that node peers map, with a
+ * hardware atomic, and under a stripe lock, acc_shared.c). */
 #include "stats.h"
 #include "transport.h"
 
@@ -50,13 +51,14 @@ static void print_one(int rank, const saved *s)
     fprintf(stderr,
             "flexrma stats: rank %d win %d: members %d puts %llu gets %llu accs %llu bytes %llu "
             "epochs fence %llu pscw %llu lock %llu peers shm %d am %d direct %llu closed %llu "
-            "bumps shm %llu packet %llu gone %llu\n",
+            "bumps shm %llu packet %llu gone %llu acc atomic %llu locked %llu\n",
             rank, s->id, s->size, (unsigned long long)st->puts, (unsigned long long)st->gets,
             (unsigned long long)st->accs, (unsigned long long)st->bytes,
             (unsigned long long)st->fences, (unsigned long long)st->pscw,
             (unsigned long long)st->locks, s->nshm, s->nam, (unsigned long long)st->direct,
             (unsigned long long)st->closed_direct, (unsigned long long)st->bumps_shm,
-            (unsigned long long)st->bumps_pkt, (unsigned long long)st->bumps_gone);
+            (unsigned long long)st->bumps_pkt, (unsigned long long)st->bumps_gone,
+            (unsigned long long)st->acc_atomic, (unsigned long long)st->acc_locked);
 }
 
 void fr_stats_print(void)

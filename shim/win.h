@@ -149,6 +149,9 @@ typedef struct fr_win_stats {
     uint64_t fences, pscw, locks;
     uint64_t direct;           /* operations copied straight into or out of a peer's window */
     uint64_t closed_direct;    /* PSCW access epochs closed in the target's state page */
+    uint64_t acc_atomic;       /* accumulate elements I combined with a hardware atomic into a
+                                  window node peers map (acc_shared.c) */
+    uint64_t acc_locked;       /* ... and under a stripe lock there */
     uint64_t bumps_shm;        /* counter bumps I applied in an owner's shared state block */
     uint64_t bumps_pkt;        /* ... and sent as BUMP packets (including to myself) */
     uint64_t bumps_gone;       /* atomic bumps refused: the owner had freed the counter */

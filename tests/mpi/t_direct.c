@@ -8,7 +8,7 @@
  * copy must not (or cannot) happen: accumulates into malloc'd windows, the reduce-scatter fence, FLEXRMA_DIRECT=0, a non-contiguous target layout without a mapping.
  * Under FLEXRMA_TRANSPORT=am nothing is copied directly and the data must still be right.
  * The lock parts check that accumulates from every rank at once lose no update, under exclusive
- * locks and under shared ones (then only the accumulate word keeps them apart), and that an
+ * locks and under shared ones (then only the accumulate stripes keep them apart), and that an
  * exclusive epoch's puts are its own.
  * The issue part checks when a copy happens: at the put itself once the target's epoch allows it
  * (rank 1 posted before rank 0's put), at the closing call otherwise, and a put issued after a
@@ -146,8 +146,8 @@ static void test_active(int alloc_mem)
     is_int((long long)(direct_ops(win) - d0), (long long)expect_direct(per_peer - 1),
            "%s: pscw: puts copied directly", mem);
 
-    /* accumulates: applied by the origin into a mapped window, under the target's accumulate
-     * word, which the target takes too for its own (self) accumulate */
+    /* accumulates: applied by the origin into a mapped window, holding the target's accumulate
+     * stripes, which the target takes too for its own (self) accumulate */
     for (int i = 0; i < BIG; i++)
         src[i] = 1;
     d0 = direct_ops(win);

@@ -163,7 +163,7 @@ static int apply_matches(MPI_Op op, const fr_dtype *e, size_t mis)
         MPI_Unpack(packed, (int)pb, &pos, in, N, e->handle, MPI_COMM_SELF);
         MPI_Reduce_local(in, ref, N, e->handle, op);
     }
-    good = fr_acc_apply(target, N, e, packed, pb, op) == MPI_SUCCESS &&
+    good = fr_acc_apply(NULL, target, N, e, packed, pb, op) == MPI_SUCCESS &&
            same_data(target, ref, N, e->handle, pb);
     free(target);
     free(ref);
@@ -256,15 +256,15 @@ static void test_strided(void)
             sum[7 * e + 2 * j] += packed[4 * e + j];
             repl[7 * e + 2 * j] = packed[4 * e + j];
         }
-    ok(fr_acc_apply(target, 2, d, packed, sizeof packed, MPI_SUM) == MPI_SUCCESS,
+    ok(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed, MPI_SUM) == MPI_SUCCESS,
        "MPI_SUM on a strided target");
     ok(memcmp(target, sum, sizeof sum) == 0, "strided MPI_SUM: data summed, gaps untouched");
     for (int i = 0; i < 16; i++)
         target[i] = 100 + i;
-    ok(fr_acc_apply(target, 2, d, packed, sizeof packed, MPI_REPLACE) == MPI_SUCCESS &&
+    ok(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed, MPI_REPLACE) == MPI_SUCCESS &&
            memcmp(target, repl, sizeof repl) == 0,
        "MPI_REPLACE on a strided target stores data, leaves gaps");
-    is_int(err_class(fr_acc_apply(target, 2, d, packed, sizeof packed - 4, MPI_SUM)),
+    is_int(err_class(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed - 4, MPI_SUM)),
            MPI_ERR_TYPE, "payload size mismatch rejected with MPI_ERR_TYPE");
     MPI_Type_free(&v);
 }
@@ -287,7 +287,8 @@ static void test_pairs(void)
         memcpy(packed + 12 * i, &in[i].v, 8);
         memcpy(packed + 12 * i + 8, &in[i].k, 4);
     }
-    good = fr_acc_apply(target, 4, predef(MPI_DOUBLE_INT), packed, sizeof packed, MPI_MAXLOC) ==
+    good = fr_acc_apply(NULL, target, 4, predef(MPI_DOUBLE_INT), packed, sizeof packed,
+                        MPI_MAXLOC) ==
            MPI_SUCCESS;
     ok(good && target[0].v == 3.0 && target[0].k == 10 && target[1].v == 5.0 &&
            target[1].k == 0 && target[2].v == 2.0 && target[2].k == 2 && target[3].v == 7.5 &&
@@ -304,7 +305,7 @@ static void test_pairs(void)
         }
         MPI_Type_vector(2, 1, 2, MPI_DOUBLE_INT, &v);
         d = describe(v);
-        good = fr_acc_apply(target, 1, d, p2, sizeof p2, MPI_MINLOC) == MPI_SUCCESS;
+        good = fr_acc_apply(NULL, target, 1, d, p2, sizeof p2, MPI_MINLOC) == MPI_SUCCESS;
         ok(good && target[0].v == 0.5 && target[0].k == 20 && target[2].v == 2.0 &&
                target[2].k == 1 && target[1].v == 5.0 && target[1].k == 0 && target[3].k == 13,
            "MPI_MINLOC on a strided vector of MPI_DOUBLE_INT");
@@ -321,7 +322,7 @@ static void test_pairs(void)
             double x = 4.0;
             memcpy(t12 + 12 * i, &x, 8);
         }
-        good = d->contiguous && fr_acc_apply(t12, 3, d, packed, 36, MPI_MAXLOC) == MPI_SUCCESS;
+        good = d->contiguous && fr_acc_apply(NULL, t12, 3, d, packed, 36, MPI_MAXLOC) == MPI_SUCCESS;
         for (int i = 0; i < 3; i++) {
             double x;
             int k;
@@ -349,7 +350,7 @@ static void test_big_and_unaligned(void)
         target[i] = i;
     for (int i = 0; i < N; i++)
         packed[i] = 3;
-    good = fr_acc_apply(target, 1, d, packed, N * sizeof(int), MPI_PROD) == MPI_SUCCESS;
+    good = fr_acc_apply(NULL, target, 1, d, packed, N * sizeof(int), MPI_PROD) == MPI_SUCCESS;
     for (int i = 0; i < 2 * N && good; i++)
         good = target[i] == (i % 2 ? i : 3 * i);
     ok(good, "MPI_PROD over %d strided elements (several internal chunks)", N);
@@ -361,7 +362,7 @@ static void test_big_and_unaligned(void)
     for (int i = 0; i < 5; i++)
         x[i] = i + 0.5;
     memcpy(raw + 1, x, sizeof x);
-    good = fr_acc_apply(raw + 1, 5, predef(MPI_DOUBLE), x, sizeof x, MPI_SUM) == MPI_SUCCESS;
+    good = fr_acc_apply(NULL, raw + 1, 5, predef(MPI_DOUBLE), x, sizeof x, MPI_SUM) == MPI_SUCCESS;
     memcpy(x, raw + 1, sizeof x);
     ok(good && x[0] == 1.0 && x[4] == 9.0, "MPI_SUM on an unaligned MPI_DOUBLE target");
 
@@ -372,7 +373,7 @@ static void test_big_and_unaligned(void)
         MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE};
         MPI_Type_create_struct(2, bl, disp, types, &s);
         d = describe(s);
-        is_int(err_class(fr_acc_apply(raw, 1, d, raw, 12, MPI_SUM)), MPI_ERR_TYPE,
+        is_int(err_class(fr_acc_apply(NULL, raw, 1, d, raw, 12, MPI_SUM)), MPI_ERR_TYPE,
                "accumulate on a mixed struct rejected with MPI_ERR_TYPE");
         MPI_Type_free(&s);
     }

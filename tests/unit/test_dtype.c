@@ -1,5 +1,5 @@
-/* test_dtype.c - datatype descriptions, wire form and packing (dtype.c, dtype_wire.c,
- * dtype_predef.c). One process; run with mpirun -np 1.
+/* test_dtype.c - datatype descriptions, wire form, packing and element runs (dtype.c,
+ * dtype_wire.c, dtype_predef.c, dtype_runs.c). One process; run with mpirun -np 1.
  *
  * Every derived type below goes fr_dtype_get -> wire -> fr_dtype_decode, and the rebuilt type
  * must have the same size and extents, pack and unpack the same bytes at the same places, and
@@ -15,7 +15,7 @@
 
 #define NTYPES 29
 #define RT_CHECKS 9 /* checks per round-tripped type, see roundtrip() */
-#define OTHER_CHECKS 26
+#define OTHER_CHECKS 32
 
 static int err_class(int rc)
 {
@@ -598,6 +598,112 @@ static void test_lifetime(void)
        "user free of a type never described goes straight to MPI");
 }
 
+/* ---- element runs ---- */
+
+typedef struct runlist {
+    int n;
+    MPI_Aint disp[16];
+    size_t first[16], len[16];
+    const fr_dtype *e;
+    unsigned char *origin; /* scatter: packed element k goes to its place here */
+    const unsigned char *packed;
+} runlist;
+
+static int collect(void *arg, MPI_Aint disp, size_t first, size_t n)
+{
+    runlist *l = arg;
+    if (l->n < 16) {
+        l->disp[l->n] = disp;
+        l->first[l->n] = first;
+        l->len[l->n] = n;
+    }
+    l->n++;
+    for (size_t j = 0; l->origin && j < n; j++) /* the element's bytes, as its type lays them */
+        fr_unpack(l->packed + (first + j) * (size_t)l->e->size, (size_t)l->e->size,
+                  l->origin + disp + (MPI_Aint)j * l->e->extent, 1, l->e);
+    return MPI_SUCCESS;
+}
+
+/* Runs of count elements of t, checked against the expected (disp, first, n) triples. */
+static int runs_are(MPI_Datatype t, int count, int n, const long long *want)
+{
+    fr_dtype *d;
+    runlist l = {0};
+    if (fr_dtype_get(t, &d) != MPI_SUCCESS)
+        return 0;
+    l.e = fr_dtype_predef((uint64_t)fr_dtype_predef_index(d->elem));
+    if (fr_dtype_each_run(d, count, l.e, collect, &l) != MPI_SUCCESS || l.n != n)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (l.disp[i] != want[3 * i] || (long long)l.first[i] != want[3 * i + 1] ||
+            (long long)l.len[i] != want[3 * i + 2])
+            return 0;
+    return 1;
+}
+
+/* Scattering random packed bytes element by element along the runs puts every byte where
+ * MPI_Unpack puts it, for 1 and 3 elements of every round-trip type with one element type. */
+static void test_runs(const rt *types, int ntypes)
+{
+    int bad = 0, tried = 0;
+    for (int i = 0; i < ntypes; i++) {
+        fr_dtype *d;
+        if (fr_dtype_get(types[i].t, &d) != MPI_SUCCESS || d->elem == MPI_DATATYPE_NULL)
+            continue;
+        for (int count = 1; count <= 3; count += 2) {
+            size_t bytes = (size_t)d->size * (size_t)count;
+            span a = span_new(d, count), b = span_new(d, count);
+            unsigned char *packed = malloc(bytes + 1);
+            for (size_t k = 0; k < bytes; k++)
+                packed[k] = (unsigned char)(rand() | 1);
+            runlist l = {.e = fr_dtype_predef((uint64_t)fr_dtype_predef_index(d->elem)),
+                         .origin = a.origin, .packed = packed};
+            int good = fr_dtype_each_run(d, count, l.e, collect, &l) == MPI_SUCCESS &&
+                       fr_unpack(packed, bytes, b.origin, count, d) == MPI_SUCCESS &&
+                       memcmp(a.mem, b.mem, a.len) == 0;
+            if (!good) {
+                diag("%s, count %d: runs place the data elsewhere than MPI_Unpack", types[i].name,
+                     count);
+                bad++;
+            }
+            tried++;
+            free(packed);
+            free(a.mem);
+            free(b.mem);
+        }
+    }
+    ok(bad == 0 && tried > 20, "element runs agree with MPI_Unpack (%d layouts)", tried);
+
+    const long long contig[] = {0, 0, 5};
+    ok(runs_are(MPI_INT, 5, 1, contig), "runs: 5 ints are one run");
+    MPI_Datatype v = commit(vec(3, 2, 5, MPI_INT));
+    /* blocks at 0, 20, 40 bytes; the second instance starts at 48, right after the third */
+    const long long vruns[] = {0, 0, 2, 20, 2, 2, 40, 4, 4, 68, 8, 2, 88, 10, 2};
+    ok(runs_are(v, 2, 5, vruns), "runs: a vector's blocks, merged across instances");
+    int bl[2] = {1, 2}, dsp[2] = {5, 0};
+    MPI_Datatype rev;
+    MPI_Type_indexed(2, bl, dsp, MPI_INT, &rev);
+    rev = commit(rev);
+    const long long rruns[] = {20, 0, 1, 0, 1, 2};
+    ok(runs_are(rev, 1, 2, rruns), "runs: typemap order, not memory order");
+    int one[3] = {1, 1, 1};
+    MPI_Aint far[3] = {-8, 70000, 300};
+    MPI_Datatype h;
+    MPI_Type_create_hindexed(3, one, far, MPI_DOUBLE, &h);
+    h = commit(h);
+    const long long hruns[] = {-8, 0, 1, 70000, 1, 1, 300, 2, 1};
+    ok(runs_are(h, 1, 3, hruns), "runs: negative and three-byte displacements");
+    MPI_Datatype pad;
+    MPI_Type_create_resized(MPI_DOUBLE_INT, 0, 12, &pad);
+    pad = commit(pad);
+    const long long pruns[] = {0, 0, 1, 12, 1, 1, 24, 2, 1};
+    ok(runs_are(pad, 3, 3, pruns), "runs: pairs closer than their extent stay apart");
+    MPI_Type_free(&pad);
+    MPI_Type_free(&h);
+    MPI_Type_free(&rev);
+    MPI_Type_free(&v);
+}
+
 /* ---- packing bounds ---- */
 
 static void test_pack_bounds(void)
@@ -647,6 +753,7 @@ int main(int argc, char **argv)
     test_fuzz(types, ntypes); /* 3 */
     test_lifetime();    /* 6 */
     test_pack_bounds(); /* 4 */
+    test_runs(types, ntypes); /* 6 */
     for (int i = 0; i < ntypes; i++)
         if (fr_dtype_predef_index(types[i].t) < 0 && strncmp(types[i].name, "f90 ", 4) != 0)
             MPI_Type_free(&types[i].t);
