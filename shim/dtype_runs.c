@@ -88,8 +88,9 @@ int fr_dtype_each_run(const fr_dtype *d, int count, const fr_dtype *e, fr_run_fn
         return MPI_SUCCESS;
     if (d->contiguous && e->contiguous) /* one array of e */
         return fn(arg, 0, 0, (size_t)count * (size_t)(d->size / e->size));
-    static const fr_runs one = {1, {{0, 1}}};
-    const fr_runs *r = d->predefined ? &one : d->runs;
+    if (d->predefined) /* e itself, with padding: one element per extent, an array of e too */
+        return fn(arg, 0, 0, (size_t)count);
+    const fr_runs *r = d->runs;
     if (!r) {
         fr_runs *made;
         int rc = compute(d, e, &made);
