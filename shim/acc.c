@@ -181,6 +181,13 @@ static int move_elems(const void *from, void *to, size_t n, const fr_dtype *e)
     return fr_copy_typed(from, (int)n, e, to, (int)n, e, n * (size_t)e->size);
 }
 
+int fr_acc_reduce_local(const acc_run *a, const void *in, void *inout, size_t n)
+{
+    if (PMPI_Reduce_local(in, inout, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
+        return fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
+    return MPI_SUCCESS;
+}
+
 int fr_acc_reduce(acc_run *a, const void *vin, const acc_piece *p, size_t np, size_t n)
 {
     size_t ext = (size_t)a->e->extent;
@@ -191,16 +198,13 @@ int fr_acc_reduce(acc_run *a, const void *vin, const acc_piece *p, size_t np, si
             rc = move_elems((const unsigned char *)vin + p[i].k0 * ext, p[i].at, p[i].n, a->e);
         return rc;
     }
-    if (np == 1 && a->e->contiguous && (uintptr_t)p->at % a->align == 0) {
-        if (PMPI_Reduce_local(vin, p->at, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
-            return fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
-        return MPI_SUCCESS;
-    }
+    if (np == 1 && a->e->contiguous && (uintptr_t)p->at % a->align == 0)
+        return fr_acc_reduce_local(a, vin, p->at, n);
     unsigned char *io = fr_acc_scratch(a, &a->io);
     for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
         rc = move_elems(p[i].at, io + p[i].k0 * ext, p[i].n, a->e);
-    if (rc == MPI_SUCCESS && PMPI_Reduce_local(vin, io, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
-        rc = fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
+    if (rc == MPI_SUCCESS)
+        rc = fr_acc_reduce_local(a, vin, io, n);
     for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
         rc = move_elems(io + p[i].k0 * ext, p[i].at, p[i].n, a->e);
     return rc;

@@ -13,8 +13,6 @@
 
 #include "dtype.h"
 
-#include <atomic_ops.h>
-
 /* Ops travel by index, since handle values differ between processes. MPI_REPLACE included.
  * Index of op, or -1 if op is not a predefined operation accumulate accepts. */
 int fr_op_index(MPI_Op op);
@@ -39,7 +37,7 @@ int fr_op_check(MPI_Op op, MPI_Datatype elem);
 #define FR_ACC_ATOMIC_MAX 8
 typedef struct fr_acc_share {
     const char *base;        /* the window's first byte as mapped in this process */
-    volatile AO_t *stripes;  /* FR_ACC_STRIPES lock words in the owner's shared state page */
+    struct fr_lockword *stripes; /* FR_ACC_STRIPES lock words in the owner's state page */
     uint64_t atomic, locked; /* out, added to: elements combined with a hardware atomic, and
                                 holding their stripe exclusively */
 } fr_acc_share;

@@ -43,6 +43,8 @@ typedef struct acc_run {
 
 /* A scratch array of a->chunk elements of e in *p, allocated on first use. */
 unsigned char *fr_acc_scratch(const acc_run *a, unsigned char **p);
+/* inout[i] = in[i] op inout[i] for n elements of e (aligned arrays): MPI_Reduce_local. */
+int fr_acc_reduce_local(const acc_run *a, const void *in, void *inout, size_t n);
 /* Combine the operands vin (an aligned array of e, in batch order) into the pieces, nobody else
  * combining into them meanwhile: one MPI_Reduce_local in place when that is possible, else
  * through a gathered copy. */

@@ -3,8 +3,9 @@
  *
  * MPI asks for atomicity per element (MPI-3.1 section 11.7.1), and accumulates to different
  * parts of one window should not wait for each other. The window is cut into stripes of
- * FR_ACC_STRIPE_BYTES; the owner's shared state page holds FR_ACC_STRIPES reader-writer words,
- * stripe s using word s mod FR_ACC_STRIPES. Each batch of target elements (acc.c) is cut into
+ * FR_ACC_STRIPE_BYTES; the owner's shared state page holds FR_ACC_STRIPES reader-writer lock
+ * words (the fair ticket lock of shm_lock.h, as for passive target), stripe s using word s mod
+ * FR_ACC_STRIPES. Each batch of target elements (acc.c) is cut into
  * groups that lie in one stripe, and each group is combined one of two ways:
  *  - a few elements (at most FR_ACC_ATOMIC_MAX) of a type without padding of 1, 2, 4 or 8 bytes,
  *    each aligned to its size: the word is held shared, and each element takes one hardware
@@ -21,12 +22,13 @@
  *
  * Memory ordering: an element's atomic needs no barrier of its own: whoever then learns that the
  * accumulate is complete learns it through a release store that follows it (the ring packet, the
- * completed[] slot or the lock word, direct.c). A stripe word is taken with acquire (the updates
- * of its previous exclusive holder come first) and given back with release (mine come before
- * those of its next holder).
+ * completed[] slot or the lock word, direct.c). A stripe word orders its holders as the
+ * passive-target lock does (shm_lock.h): an exclusive holder's updates come before the next
+ * holder's accesses.
  */
 #include "acc_internal.h"
 #include "progress.h"
+#include "shm_lock.h"
 
 #include <string.h>
 
@@ -118,13 +120,6 @@ size_t fr_acc_atomic_width(const fr_dtype *e)
 
 /* ---- with hardware atomics ---- */
 
-static int reduce_local(const acc_run *a, const void *in, void *inout, size_t n)
-{
-    if (PMPI_Reduce_local(in, inout, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
-        return fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
-    return MPI_SUCCESS;
-}
-
 /* One element whose compare-and-swap lost to another process: read, combine, try again. */
 static int combine_one(const acc_run *a, const awidth *aw, size_t w, char *at, const void *in)
 {
@@ -135,7 +130,7 @@ static int combine_one(const acc_run *a, const awidth *aw, size_t w, char *at, c
     do {
         aw->load(at, cur.b);
         memcpy(res.b, cur.b, w);
-        int rc = reduce_local(a, in, res.b, 1);
+        int rc = fr_acc_reduce_local(a, in, res.b, 1);
         if (rc != MPI_SUCCESS)
             return rc;
     } while (!aw->cas(at, cur.b, res.b));
@@ -165,52 +160,22 @@ static int atomic_piece(acc_run *a, const awidth *aw, size_t w, const acc_piece 
     for (size_t k = 0; k < p->n; k++)
         aw->load(at + k * w, cur + k * w);
     memcpy(res, cur, p->n * w);
-    int rc = reduce_local(a, vin, res, p->n);
+    int rc = fr_acc_reduce_local(a, vin, res, p->n);
     for (size_t k = 0; k < p->n && rc == MPI_SUCCESS; k++)
         if (!aw->cas(at + k * w, cur + k * w, res + k * w))
             rc = combine_one(a, aw, w, at + k * w, vin + k * w);
     return rc;
 }
 
-/* ---- the stripe words ----
- * A word counts its shared holders in steps of 2; bit 0 is the exclusive holder, set first by a
- * would-be holder (later shared requests then wait) which then waits for the shared ones to
- * leave, so a stream of shared holders cannot starve it. */
+/* ---- the stripe words: the passive-target lock's fair reader-writer discipline (shm_lock.h) */
 
-static void stripe_shared(volatile AO_t *word)
+static AO_t stripe_enter(fr_lockword *l, int exclusive)
 {
     fr_idle idle = {0, 0};
-    /* acquire: the updates of the stripe's last exclusive holder come first */
-    while (AO_fetch_and_add_acquire(word, 2) & 1) {
-        AO_fetch_and_add(word, (AO_t)-2); /* an exclusive holder is in or waiting: back out */
-        while (AO_load(word) & 1)
-            fr_backoff(&idle);
-    }
-}
-
-static void stripe_shared_done(volatile AO_t *word)
-{
-    AO_fetch_and_add_release(word, (AO_t)-2); /* release: my updates before the next holder's */
-}
-
-static void stripe_exclusive(volatile AO_t *word)
-{
-    fr_idle idle = {0, 0};
-    for (AO_t v;;) {
-        v = AO_load(word);
-        if (!(v & 1) && AO_compare_and_swap_acquire(word, v, v | 1))
-            break;
+    AO_t ticket = fr_lockword_take(l);
+    while (!fr_lockword_enter(l, ticket, exclusive)) /* acquire, see shm_lock.h */
         fr_backoff(&idle);
-    }
-    /* acquire: the shared holders' updates come first; none can enter now */
-    while (AO_load_acquire(word) != 1)
-        fr_backoff(&idle);
-}
-
-static void stripe_exclusive_done(volatile AO_t *word)
-{
-    /* not a plain store: shared requests that are backing out still count themselves there */
-    AO_fetch_and_add_release(word, (AO_t)-1); /* release: my updates before the next holder's */
+    return ticket;
 }
 
 /* ---- one group: elements in one stripe ---- */
@@ -228,21 +193,19 @@ static int atomic_able(const acc_run *a, const acc_piece *g, size_t ng, size_t n
 static int run_group(acc_run *a, size_t stripe, const acc_piece *g, size_t ng, size_t n,
                      const unsigned char *vin)
 {
-    volatile AO_t *word = &a->share->stripes[stripe % FR_ACC_STRIPES];
+    fr_lockword *word = &a->share->stripes[stripe % FR_ACC_STRIPES];
     size_t w = (size_t)a->e->size;
-    int rc = MPI_SUCCESS;
-    if (atomic_able(a, g, ng, n)) {
-        stripe_shared(word);
+    int rc = MPI_SUCCESS, exclusive = !atomic_able(a, g, ng, n);
+    AO_t ticket = stripe_enter(word, exclusive);
+    if (exclusive) {
+        rc = fr_acc_reduce(a, vin, g, ng, n);
+        a->share->locked += n;
+    } else {
         for (size_t i = 0; i < ng && rc == MPI_SUCCESS; i++)
             rc = atomic_piece(a, width_ops(w), w, &g[i], vin + g[i].k0 * w);
-        stripe_shared_done(word);
         a->share->atomic += n;
-    } else {
-        stripe_exclusive(word);
-        rc = fr_acc_reduce(a, vin, g, ng, n);
-        stripe_exclusive_done(word);
-        a->share->locked += n;
     }
+    fr_lockword_release(word, ticket, exclusive); /* release, see shm_lock.h */
     return rc;
 }
 

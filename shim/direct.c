@@ -37,8 +37,8 @@ typedef struct dstate {
                                of the epochs before it is in its window */
     AO_t pad[5];            /* the lock on a cache line of its own */
     fr_lockword lock;       /* the passive-target lock on its window (shm_lock.h) */
-    AO_t acc_stripes[FR_ACC_STRIPES]; /* accumulate locks for elements no hardware atomic
-                               combines, by stripe of its window (acc.h, acc_shared.c) */
+    fr_lockword acc_stripes[FR_ACC_STRIPES]; /* accumulate locks, by stripe of its window
+                               (acc.h, acc_shared.c) */
     AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative;
                                then, from posted + size, completed: by origin window rank, its
                                access epochs to this member that it closed without a COMPLETE
