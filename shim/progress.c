@@ -125,6 +125,14 @@ void fr_backoff(fr_idle *i)
         sched_yield();
 }
 
+void fr_idle_after(fr_idle *i, int events)
+{
+    if (events > 0)
+        fr_idle_reset(i);
+    else
+        fr_backoff(i);
+}
+
 void fr_wait_until(int (*cond)(void *), void *arg)
 {
     fr_idle idle = {0, 0};

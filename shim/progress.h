@@ -30,6 +30,9 @@ static inline void fr_idle_reset(fr_idle *i) { i->polls = 0; }
 int fr_idle_yield_due(fr_idle *i);
 /* A poll found nothing, engine lock not held: spin on, or yield when due. */
 void fr_backoff(fr_idle *i);
+/* After a poll that handled `events`, engine lock not held: spin afresh if it found something,
+ * else back off. */
+void fr_idle_after(fr_idle *i, int events);
 /* Is there anything for the engine to do at all (live windows or pending requests)? */
 int fr_progress_needed(void);
 /* Wait, serving the progress engine, until the MPI library completes *req (a nonblocking

@@ -31,10 +31,7 @@ void fr_hook_turn(fr_idle *idle)
         events = fr_progress();
         FR_LEAVE();
     }
-    if (events > 0)
-        fr_idle_reset(idle);
-    else
-        fr_backoff(idle);
+    fr_idle_after(idle, events);
 }
 
 static int wait_request(MPI_Request *req, MPI_Status *status)

@@ -127,10 +127,8 @@ static int fast_turn(fr_req *r, MPI_Request *request, MPI_Status *status, const 
         events = fr_progress();
     if (r->active) {
         FR_LEAVE();
-        if (idle && events > 0)
-            fr_idle_reset(idle);
-        else if (idle)
-            fr_backoff(idle);
+        if (idle)
+            fr_idle_after(idle, events);
         return 0;
     }
     fr_win *w = r->w;
@@ -230,10 +228,8 @@ static int fast_all_turn(ours *o, int count, MPI_Request requests[], MPI_Status 
     }
     if (active) {
         FR_LEAVE();
-        if (idle && events > 0)
-            fr_idle_reset(idle);
-        else if (idle)
-            fr_backoff(idle);
+        if (idle)
+            fr_idle_after(idle, events);
         return 0;
     }
     int err = MPI_SUCCESS;
