@@ -3,8 +3,10 @@
  * A probe for an unknown message (MPI_Improbe, then MPI_Mrecv) makes Open MPI build and match a
  * request on every poll, most of which find nothing: it was half the time of a short epoch over
  * the message transport. A receive posted once (any source, FR_TAG_PKT, FLEXRMA_AM_INBOX bytes)
- * is only tested instead, and is reposted into the other of two buffers before the batch that
- * just came is run, so the next one can land meanwhile. A batch too big for the inbox comes as
+ * is only tested instead. It is reposted lazily, by the next poll after a batch came, not right
+ * away: the wait that received the batch returns sooner, and the next poll usually comes after
+ * this process sent its own batch of the next step, while the reply is on its way (a batch
+ * that comes first waits as an unexpected message meanwhile, in order). A batch too big for the inbox comes as
  * its length first (a uint64_t, shorter than any packet), then itself with FR_TAG_PKT_BIG: the
  * length arrives in order with the origin's other batches, and the batch is received right then
  * from that origin, so per-origin order holds. */
@@ -17,16 +19,15 @@
 _Static_assert(sizeof(uint64_t) < sizeof(fr_pkt), "a length message must not look like a batch");
 
 struct fr_inbox {
-    MPI_Request req;
-    int cur;          /* the buffer the posted receive fills */
+    MPI_Request req;  /* MPI_REQUEST_NULL: not posted */
     int polling;      /* a poll is running: a nested one (from a packet's handler) returns */
-    unsigned char *buf[2];
+    unsigned char *buf;
 };
 
 static void post(fr_win *w, struct fr_inbox *in)
 {
-    FR_CHECK_MPI(PMPI_Irecv(in->buf[in->cur], (int)fr_opt.am_inbox, MPI_BYTE, MPI_ANY_SOURCE,
-                            FR_TAG_PKT, w->comm, &in->req));
+    FR_CHECK_MPI(PMPI_Irecv(in->buf, (int)fr_opt.am_inbox, MPI_BYTE, MPI_ANY_SOURCE, FR_TAG_PKT,
+                            w->comm, &in->req));
 }
 
 void fr_am_inbox_open(fr_win *w)
@@ -34,8 +35,8 @@ void fr_am_inbox_open(fr_win *w)
     if (w->am_rx == 0 || w->inbox)
         return;
     struct fr_inbox *in = fr_xcalloc(1, sizeof *in);
-    in->buf[0] = fr_xmalloc(fr_opt.am_inbox);
-    in->buf[1] = fr_xmalloc(fr_opt.am_inbox);
+    in->buf = fr_xmalloc(fr_opt.am_inbox);
+    in->req = MPI_REQUEST_NULL;
     w->inbox = in;
     post(w, in);
 }
@@ -66,22 +67,17 @@ int fr_am_poll(fr_win *w)
     struct fr_inbox *in = w->inbox;
     if (!in || in->polling)
         return 0; /* no member sends me messages, or a poll of w is running further up */
-    in->polling = 1;
-    int handled = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        FR_CHECK_MPI(FR_NEXT(Test)(&in->req, &flag, &st));
-        if (!flag)
-            break;
-        const unsigned char *got = in->buf[in->cur];
-        in->cur ^= 1;
+    if (in->req == MPI_REQUEST_NULL)
         post(w, in);
-        arrived(w, got, &st);
-        handled++;
+    int flag = 0;
+    MPI_Status st;
+    FR_CHECK_MPI(FR_NEXT(Test)(&in->req, &flag, &st));
+    if (flag) { /* one batch per poll: the caller polls again while there are events */
+        in->polling = 1;
+        arrived(w, in->buf, &st);
+        in->polling = 0;
     }
-    in->polling = 0;
-    return handled;
+    return flag;
 }
 
 void fr_am_inbox_close(fr_win *w)
@@ -91,13 +87,14 @@ void fr_am_inbox_close(fr_win *w)
         return;
     MPI_Status st;
     int cancelled = 0;
+    if (in->req == MPI_REQUEST_NULL) /* a batch may have come since the last poll */
+        post(w, in);
     FR_CHECK_MPI(FR_NEXT(Cancel)(&in->req));
     FR_CHECK_MPI(FR_NEXT(Wait)(&in->req, &st));
     FR_CHECK_MPI(PMPI_Test_cancelled(&st, &cancelled));
     w->inbox = NULL;
     if (!cancelled) /* a batch beat the cancel: it is still one to run */
-        arrived(w, in->buf[in->cur], &st);
-    free(in->buf[0]);
-    free(in->buf[1]);
+        arrived(w, in->buf, &st);
+    free(in->buf);
     free(in);
 }

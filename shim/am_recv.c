@@ -83,7 +83,9 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
     char *addr = (char *)w->base + off;
     int rc = MPI_SUCCESS;
     if (p->flags & FR_PKTF_INLINE) {
-        if (p->type == FR_PKT_PUT)
+        if (p->type == FR_PKT_PUT && tt->contiguous) /* data_len was checked just above */
+            memcpy(addr, data, (size_t)p->data_len);
+        else if (p->type == FR_PKT_PUT)
             rc = fr_unpack(data, (size_t)p->data_len, addr, p->count, tt);
         else
             rc = fr_direct_acc_apply(w, w->rank, addr, p->count, tt, data, (size_t)p->data_len,

@@ -22,11 +22,6 @@
 /* Larger batch buffers are not kept for reuse. */
 #define FR_BATCH_SPARE_MAX ((size_t)64 << 10)
 
-typedef struct batch {
-    unsigned char *buf;
-    size_t len, cap;
-} batch;
-
 /* An internal request of the origin: a batch in flight or one operation's data message. */
 typedef struct xfer {
     fr_win *w;
@@ -91,36 +86,48 @@ static int am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 /* The buffer of the last batch the transport did not keep: most batches are copied into a ring
  * or sent eagerly at once, so the next one reuses it instead of a malloc/free pair per closing
  * call. A batch built while another is under construction finds none and allocates its own. */
-static batch spare;
+static fr_batch spare;
 
-static batch batch_begin(void)
+static fr_batch batch_begin(void)
 {
-    batch b = spare;
-    spare = (batch){0};
+    fr_batch b = spare;
+    spare = (fr_batch){0};
     return b;
 }
 
-static void batch_recycle(batch *b)
+/* The next batch to target t starts with what was packed for it already (fr_batch_pack_now). */
+static fr_batch batch_begin_to(fr_win *w, int t)
+{
+    fr_peer *p = &w->peers[t];
+    if (p->packed.len == 0)
+        return batch_begin();
+    fr_batch b = p->packed;
+    p->packed = (fr_batch){0};
+    return b;
+}
+
+static void batch_recycle(fr_batch *b)
 {
     if (spare.buf || b->cap > FR_BATCH_SPARE_MAX) {
         free(b->buf);
     } else {
-        spare = (batch){b->buf, 0, b->cap};
+        spare = (fr_batch){b->buf, 0, b->cap};
     }
-    *b = (batch){0};
+    *b = (fr_batch){0};
 }
 
 /* Hand the batch to the target's transport; batches to one target keep their order there. */
-static void batch_send(fr_win *w, int target, batch *b)
+static void batch_send(fr_win *w, int target, fr_batch *b)
 {
     if (b->len > 0 && w->peers[target].tp->deliver(w, target, b->buf, b->len))
-        *b = (batch){0}; /* the transport frees it */
+        *b = (fr_batch){0}; /* the transport frees it */
     else
         batch_recycle(b);
 }
 
 /* Append a packet; returns where its inline data goes. */
-static unsigned char *batch_add(fr_win *w, int target, batch *b, const fr_pkt *h, const void *desc)
+static unsigned char *batch_add(fr_win *w, int target, fr_batch *b, const fr_pkt *h,
+                                const void *desc)
 {
     size_t need = (size_t)fr_pkt_size(h);
     if (b->len > 0 && b->len + need > FR_BATCH_MAX)
@@ -156,11 +163,10 @@ static uint32_t next_tag(fr_win *w, int is_get)
 static const uint8_t pkt_of_kind[] = {[FR_OP_PUT] = FR_PKT_PUT, [FR_OP_GET] = FR_PKT_GET,
                                       [FR_OP_ACC] = FR_PKT_ACC};
 
-static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
+/* The operation's packet, its data inline or in a message of its own sent now. */
+static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
 {
-    int rc;
-    if (fr_direct_try(w, t, op, &rc))
-        return rc;
+    int rc = MPI_SUCCESS;
     fr_peer *p = &w->peers[t];
     const fr_dtype *td = op->target_dt;
     fr_pkt h = {.type = pkt_of_kind[op->kind], .epoch = (uint8_t)op->epoch, .op = op->op_index,
@@ -178,7 +184,11 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
     if (fr_op_is_eager(op)) {
         h.flags |= FR_PKTF_INLINE;
         unsigned char *data = batch_add(w, t, b, &h, desc);
-        rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
+        if (op->origin_dt->contiguous) /* op->bytes was checked against it at issue */
+            memcpy(data, op->origin_addr, (size_t)op->bytes);
+        else
+            rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data,
+                         (size_t)op->bytes);
         if (op->req)
             op->req->cls->op_issued(op->req, ordinal, 1); /* packed: complete here */
         return rc;
@@ -199,10 +209,29 @@ static int add_op(fr_win *w, int t, batch *b, const fr_op *op)
     return MPI_SUCCESS;
 }
 
+static int add_op(fr_win *w, int t, fr_batch *b, const fr_op *op)
+{
+    int rc;
+    if (fr_direct_try(w, t, op, &rc))
+        return rc;
+    return add_packet(w, t, b, op);
+}
+
+int fr_batch_pack_now(fr_win *w, int t, const fr_op *op, int *rc)
+{
+    fr_peer *p = &w->peers[t];
+    if (!p->tp->deliver || !fr_op_is_eager(op))
+        return 0;
+    if (p->packed.len == 0)
+        p->packed = batch_begin();
+    *rc = add_packet(w, t, &p->packed, op);
+    return 1;
+}
+
 int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trail)
 {
     fr_peer *p = &w->peers[t];
-    batch b = batch_begin();
+    fr_batch b = batch_begin_to(w, t);
     int rc = MPI_SUCCESS;
     if (p->ntypes_drop > 0) {
         fr_pkt drop = {.type = FR_PKT_TYPE_DROP, .arg = p->ntypes_drop,
@@ -230,7 +259,7 @@ int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trai
 
 int fr_batch_notify(fr_win *w, int t, const fr_pkt *pkt)
 {
-    batch b = batch_begin();
+    fr_batch b = batch_begin_to(w, t);
     batch_add(w, t, &b, pkt, NULL);
     batch_send(w, t, &b);
     return MPI_SUCCESS;

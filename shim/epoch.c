@@ -74,7 +74,7 @@ int fr_win_issue_now(fr_win *w, int target)
 {
     fr_peer *p = &w->peers[target];
     int rc = MPI_SUCCESS;
-    if (p->cq.n)
+    if (fr_peer_unsent(p))
         rc = p->tp->flush(w, target, &p->cq, NULL, NULL);
     if (p->q.n && fr_lock_may_issue(w, target)) {
         fr_pkt lock;

@@ -10,6 +10,7 @@
 #include "next.h"
 #include "direct.h"
 #include "entry.h"
+#include "transport.h"
 
 static int check_count(int count, const char *which)
 {
@@ -88,15 +89,20 @@ int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI
 static int copy_now(fr_win *w, int target, const fr_op *op, const fr_opq *q, int *rc)
 {
     const fr_peer *p = &w->peers[target];
-    return q->n == 0 && p->pending == 0 && fr_direct_try(w, target, op, rc);
+    return q->n == 0 && p->packed.len == 0 && p->pending == 0 &&
+           fr_direct_try(w, target, op, rc);
 }
 
 int fr_rma_issue(fr_win *w, int target, const fr_op *op)
 {
     fr_peer *p = &w->peers[target];
-    fr_opq *q = op->epoch == FR_EPOCH_COUNTER ? &p->cq : &p->q;
+    int counter = op->epoch == FR_EPOCH_COUNTER;
+    fr_opq *q = counter ? &p->cq : &p->q;
     int rc = MPI_SUCCESS;
-    if (!copy_now(w, target, op, q, &rc))
+    /* A counter epoch has no closing call that could batch its operations better than packing
+     * them now (the queued ones must stay behind, in order). */
+    if (!copy_now(w, target, op, q, &rc) &&
+        !(counter && q->n == 0 && fr_batch_pack_now(w, target, op, &rc)))
         fr_opq_push(q, op);
     if (op->epoch == FR_EPOCH_FENCE)
         w->fence_ops++;

@@ -47,6 +47,11 @@ void fr_transport_select(fr_win *w);
 /* ---- batch building for the batch transports (am_send.c): flush and notify of am and shm ---- */
 int fr_batch_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_pkt *trail);
 int fr_batch_notify(fr_win *w, int target, const fr_pkt *pkt);
+/* An operation of a counter epoch, whose data travels inside the packet, packed into the head of
+ * the next batch to target at once instead of queued: the sync-ops request that closes the epoch
+ * then only appends its BUMP. Returns 1 when packed (*rc its result), 0 when it must be queued
+ * (a get, a large transfer, or a target whose transport has no batches). */
+int fr_batch_pack_now(fr_win *w, int target, const fr_op *op, int *rc);
 
 /* ---- the shared-memory channel (tp_shm.c) ---- */
 /* Collective over w->comm unless FLEXRMA_TRANSPORT=am: find the node peers, make this process's

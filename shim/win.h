@@ -62,6 +62,12 @@ typedef struct fr_opq {
     size_t n, cap;
 } fr_opq;
 
+/* Packets laid end to end, on their way to one target (am_send.c). */
+typedef struct fr_batch {
+    unsigned char *buf;
+    size_t len, cap;
+} fr_batch;
+
 /* A packet held at the target until the lock it belongs to is granted. */
 typedef struct fr_held {
     struct fr_held *next;
@@ -86,6 +92,8 @@ typedef struct fr_peer {
     fr_opq q;                  /* operations waiting for the closing synchronization */
     fr_opq cq;                 /* operations of my counter epochs, waiting for a sync-ops
                                   request's completion */
+    fr_batch packed;           /* counter-epoch operations packed as they were issued: the head
+                                  of my next batch to it (fr_batch_pack_now) */
     int cover[FR_OP_KINDS];    /* my started sync-ops requests to it covering each kind */
     uint32_t bump_guess;       /* the bumps my last atomic bump to it left in its counter word:
                                   where the next one starts (fr_shm_counter_bump) */
@@ -289,6 +297,9 @@ int fr_win_issue_now(fr_win *w, int target);
 void fr_opq_push(fr_opq *q, const fr_op *op);
 void fr_opq_clear(fr_opq *q); /* releases the datatype references of every op */
 void fr_op_release(fr_op *op);
+/* Operations issued to the target that have not left yet, in either form. */
+static inline int fr_peer_unsent(const fr_peer *p) { return p->cq.n > 0 || p->packed.len > 0; }
+
 /* Does the operation's data travel inside the packet (so it is complete at the origin once
  * queued for sending)? */
 static inline int fr_op_is_eager(const fr_op *op)

@@ -231,6 +231,7 @@ void fr_win_peers_free(fr_win *w)
         free(p->q.ops);
         fr_opq_clear(&p->cq);
         free(p->cq.ops);
+        free(p->packed.buf);
         free(p->bumps);
         free(p->open_ops);
         free(p->types_drop);

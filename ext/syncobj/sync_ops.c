@@ -7,9 +7,10 @@
  * request completes, after every covered operation is complete here. Its place behind the
  * operations at the target is kept by its `upto` count (sync_counter.c).
  *
- * Cost: operations whose data travels inside the packet are complete at the origin once packed,
- * so they and the bump go as one message and the request completes in the same call, as seed
- * 001's one-message lock epoch. Gets and large transfers are flushed first; the bump follows
+ * Cost: operations whose data travels inside the packet are packed into the target's next batch
+ * as they are issued (fr_batch_pack_now) and complete at the origin then, so they and the bump go
+ * as one message and the request completes in the same call, as seed 001's one-message lock
+ * epoch. Gets and large transfers are flushed first; the bump follows
  * once they completed here.
  *
  * To a node peer whose shared state block holds the counter and that is settled (every
@@ -139,7 +140,7 @@ static int flush_then(sync_ops *so, fr_peer *p, int flags)
         send_bump(so, p, flags, 1);
         return 1;
     }
-    if (p->cq.n)
+    if (fr_peer_unsent(p))
         p->tp->flush(so->req.w, so->target, &p->cq, NULL, NULL);
     if (p->pending)
         return 0;
@@ -164,7 +165,8 @@ static void ops_advance(fr_req *r)
         }
     }
     /* Remote completion: operations covered after the bump left need an acknowledgement too. */
-    if ((p->cq.n || p->ops_sent > so->acked_upto) && !flush_then(so, p, FR_PKTF_NOBUMP))
+    if ((fr_peer_unsent(p) || p->ops_sent > so->acked_upto) &&
+        !flush_then(so, p, FR_PKTF_NOBUMP))
         return;
     if (p->acks_got < so->ack_seq || p->pending)
         return;

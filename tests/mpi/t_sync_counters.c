@@ -815,6 +815,29 @@ static void request_inside_lock(void)
     xfer_free(&x);
 }
 
+/* The other order: the lock epoch closes while the request is still active, so the unlock's
+ * message to the target carries the covered put issued before it (packed at MPI_Put over the
+ * message transport), and the bump, sent alone at MPI_Wait, must still count it. (1 test) */
+static void unlock_before_request(void)
+{
+    xfer x; /* [0,K) put by the left neighbour; [K,2K) read by the right one */
+    int rc = xfer_setup(&x, 2 * K, K, 505, MPI_MODE_WIN_PUT);
+    KEEP_RC(rc, MPI_Start(&x.ops));
+    KEEP_RC(rc, MPI_Put(x.src, K, MPI_INT, right(), 0, K, MPI_INT, x.w.win));
+    KEEP_RC(rc, MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, x.w.win));
+    KEEP_RC(rc, MPI_Get(x.got, K, MPI_INT, right(), (MPI_Aint)x.pub, K, MPI_INT, x.w.win));
+    KEEP_RC(rc, MPI_Win_unlock(right(), x.w.win));
+    int got_ok = same_ints(x.got, x.exp, K);
+    KEEP_RC(rc, MPI_Wait(&x.ops, MPI_STATUS_IGNORE));
+    KEEP_RC(rc, start_wait(&x.obj));
+    int bad = xfer_put_wrong(&x);
+    ok(rc == MPI_SUCCESS && got_ok && !bad,
+       "a lock epoch opened and closed inside a request's epoch: the get is complete at the "
+       "unlock, the covered put in the window when the bump is consumed (rc %d, %d wrong)", rc,
+       bad);
+    xfer_free(&x);
+}
+
 /* The same inside a fence epoch: the covered put is in the window when the request's bump is
  * consumed, before the closing fence; the get (not covered) is complete at the closing fence. */
 static void request_inside_fence(void)
@@ -905,7 +928,7 @@ int main(int argc, char **argv)
 {
     handle_null_before_init = MPI_Handle_sync == MPI_DATATYPE_NULL;
     test_init(&argc, &argv);
-    tap_plan(12 + 13 + 3 + 7 + 4 + 5 + 2 + 5 + 1 + 1);
+    tap_plan(12 + 13 + 3 + 7 + 4 + 5 + 2 + 5 + 1 + 1 + 1);
 
     /* The counting rules first: if they are broken, the rounds below may hang (a lost bump is
      * waited for forever), and the failures already reported say why. */
@@ -930,6 +953,7 @@ int main(int argc, char **argv)
     blocked_owner();
     owner_in_barrier();
     request_inside_lock();
+    unlock_before_request();
     request_inside_fence();
 
     return test_done();
