@@ -2,8 +2,9 @@
  *
  * A probe for an unknown message (MPI_Improbe, then MPI_Mrecv) makes Open MPI build and match a
  * request on every poll, most of which find nothing: it was half the time of a short epoch over
- * the message transport. A receive posted once (any source, FR_TAG_PKT, FLEXRMA_AM_INBOX bytes)
- * is only tested instead. It is reposted lazily, by the next poll after a batch came, not right
+ * the message transport. A persistent receive (any source, FR_TAG_PKT, FLEXRMA_AM_INBOX bytes)
+ * is only tested instead, and restarted for the next batch (a restart skips the request
+ * allocation and datatype setup of a new MPI_Irecv). It is reposted lazily, by the next poll after a batch came, not right
  * away: the wait that received the batch returns sooner, and the next poll usually comes after
  * this process sent its own batch of the next step, while the reply is on its way (a batch
  * that comes first waits as an unexpected message meanwhile, in order). A batch too big for the inbox comes as
@@ -19,15 +20,16 @@
 _Static_assert(sizeof(uint64_t) < sizeof(fr_pkt), "a length message must not look like a batch");
 
 struct fr_inbox {
-    MPI_Request req;  /* MPI_REQUEST_NULL: not posted */
+    MPI_Request req;  /* a persistent receive: starting it costs less than a new MPI_Irecv */
+    int posted;       /* req is started and not yet complete */
     int polling;      /* a poll is running: a nested one (from a packet's handler) returns */
     unsigned char *buf;
 };
 
-static void post(fr_win *w, struct fr_inbox *in)
+static void post(struct fr_inbox *in)
 {
-    FR_CHECK_MPI(PMPI_Irecv(in->buf, (int)fr_opt.am_inbox, MPI_BYTE, MPI_ANY_SOURCE, FR_TAG_PKT,
-                            w->comm, &in->req));
+    FR_CHECK_MPI(FR_NEXT(Start)(&in->req));
+    in->posted = 1;
 }
 
 void fr_am_inbox_open(fr_win *w)
@@ -36,9 +38,10 @@ void fr_am_inbox_open(fr_win *w)
         return;
     struct fr_inbox *in = fr_xcalloc(1, sizeof *in);
     in->buf = fr_xmalloc(fr_opt.am_inbox);
-    in->req = MPI_REQUEST_NULL;
+    FR_CHECK_MPI(PMPI_Recv_init(in->buf, (int)fr_opt.am_inbox, MPI_BYTE, MPI_ANY_SOURCE,
+                                FR_TAG_PKT, w->comm, &in->req));
     w->inbox = in;
-    post(w, in);
+    post(in);
 }
 
 /* Run what one completed receive brought. */
@@ -67,12 +70,13 @@ int fr_am_poll(fr_win *w)
     struct fr_inbox *in = w->inbox;
     if (!in || in->polling)
         return 0; /* no member sends me messages, or a poll of w is running further up */
-    if (in->req == MPI_REQUEST_NULL)
-        post(w, in);
+    if (!in->posted)
+        post(in);
     int flag = 0;
     MPI_Status st;
     FR_CHECK_MPI(FR_NEXT(Test)(&in->req, &flag, &st));
     if (flag) { /* one batch per poll: the caller polls again while there are events */
+        in->posted = 0;
         in->polling = 1;
         arrived(w, in->buf, &st);
         in->polling = 0;
@@ -87,11 +91,12 @@ void fr_am_inbox_close(fr_win *w)
         return;
     MPI_Status st;
     int cancelled = 0;
-    if (in->req == MPI_REQUEST_NULL) /* a batch may have come since the last poll */
-        post(w, in);
+    if (!in->posted) /* a batch may have come since the last poll */
+        post(in);
     FR_CHECK_MPI(FR_NEXT(Cancel)(&in->req));
     FR_CHECK_MPI(FR_NEXT(Wait)(&in->req, &st));
     FR_CHECK_MPI(PMPI_Test_cancelled(&st, &cancelled));
+    FR_CHECK_MPI(FR_NEXT(Request_free)(&in->req));
     w->inbox = NULL;
     if (!cancelled) /* a batch beat the cancel: it is still one to run */
         arrived(w, in->buf, &st);

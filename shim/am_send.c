@@ -125,11 +125,14 @@ static void batch_send(fr_win *w, int target, fr_batch *b)
         batch_recycle(b);
 }
 
-/* Append a packet; returns where its inline data goes. */
-static unsigned char *batch_add(fr_win *w, int target, fr_batch *b, const fr_pkt *h,
-                                const void *desc)
+/* Room at the end of b for a packet with desc_len bytes of description and inline_len of data;
+ * returns its header, zeroed. Packets of operations are written there in place: a header built
+ * on the stack and copied with wide loads right after its narrow stores would stall the copy
+ * (store forwarding fails), and the header write is most of an 8-byte put's packing. */
+static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
+                          uint64_t inline_len)
 {
-    size_t need = (size_t)fr_pkt_size(h);
+    size_t need = sizeof(fr_pkt) + (size_t)fr_pkt_align(desc_len) + (size_t)fr_pkt_align(inline_len);
     if (b->len > 0 && b->len + need > FR_BATCH_MAX)
         batch_send(w, target, b);
     if (b->len + need > b->cap) {
@@ -139,12 +142,19 @@ static unsigned char *batch_add(fr_win *w, int target, fr_batch *b, const fr_pkt
         b->buf = fr_xrealloc(b->buf, cap);
         b->cap = cap;
     }
-    unsigned char *at = b->buf + b->len;
-    memcpy(at, h, sizeof *h);
-    if (h->desc_len)
-        memcpy(at + sizeof *h, desc, h->desc_len);
+    fr_pkt *h = (fr_pkt *)(b->buf + b->len);
+    memset(h, 0, sizeof *h);
     b->len += need;
-    return at + sizeof *h + fr_pkt_align(h->desc_len);
+    return h;
+}
+
+/* Append a synchronization packet (and the description it carries, if any). */
+static void batch_add(fr_win *w, int target, fr_batch *b, const fr_pkt *h, const void *desc)
+{
+    fr_pkt *at = batch_room(w, target, b, h->desc_len, h->flags & FR_PKTF_INLINE ? h->data_len : 0);
+    *at = *h;
+    if (h->desc_len)
+        memcpy(at + 1, desc, h->desc_len);
 }
 
 /* Data messages between two processes flow both ways with tags chosen by different counters:
@@ -169,44 +179,51 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     int rc = MPI_SUCCESS;
     fr_peer *p = &w->peers[t];
     const fr_dtype *td = op->target_dt;
-    fr_pkt h = {.type = pkt_of_kind[op->kind], .epoch = (uint8_t)op->epoch, .op = op->op_index,
-                .count = op->target_count, .disp = op->target_disp, .dtype = td->id,
-                .data_len = (uint64_t)op->bytes,
-                .seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0};
-    const void *desc = NULL;
-    if (!td->predefined && !fr_u64map_get(&p->types_sent, td->id)) {
-        h.flags |= FR_PKTF_TYPEDESC;
-        h.desc_len = td->wire_len;
-        desc = td->wire;
+    int eager = fr_op_is_eager(op);
+    int with_desc = !td->predefined && !fr_u64map_get(&p->types_sent, td->id);
+    if (with_desc)
         fr_u64map_put(&p->types_sent, td->id, (void *)1);
-    }
     uint64_t ordinal = ++p->ops_sent;
-    if (fr_op_is_eager(op)) {
-        h.flags |= FR_PKTF_INLINE;
-        unsigned char *data = batch_add(w, t, b, &h, desc);
-        if (op->origin_dt->contiguous) /* op->bytes was checked against it at issue */
-            memcpy(data, op->origin_addr, (size_t)op->bytes);
-        else
-            rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data,
-                         (size_t)op->bytes);
+    uint32_t data_tag = 0;
+    if (!eager) {
         if (op->req)
-            op->req->cls->op_issued(op->req, ordinal, 1); /* packed: complete here */
-        return rc;
+            op->req->cls->op_issued(op->req, ordinal, 0);
+        data_tag = next_tag(w, op->kind == FR_OP_GET);
+        MPI_Request req;
+        if (op->kind == FR_OP_GET)
+            FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+                                    (int)data_tag, w->comm, &req));
+        else
+            FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+                                    (int)data_tag, w->comm, &req));
+        fr_dtype_retain(op->origin_dt);
+        track(w, t, req, op->origin_dt, NULL, op->req);
     }
-    if (op->req)
-        op->req->cls->op_issued(op->req, ordinal, 0);
-    h.data_tag = next_tag(w, op->kind == FR_OP_GET);
-    MPI_Request req;
-    if (op->kind == FR_OP_GET)
-        FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
-                                (int)h.data_tag, w->comm, &req));
+    uint64_t desc_len = with_desc ? td->wire_len : 0;
+    fr_pkt *h = batch_room(w, t, b, desc_len, eager ? (uint64_t)op->bytes : 0);
+    h->type = pkt_of_kind[op->kind];
+    h->epoch = (uint8_t)op->epoch;
+    h->flags = (uint8_t)((eager ? FR_PKTF_INLINE : 0) | (with_desc ? FR_PKTF_TYPEDESC : 0));
+    h->op = op->op_index;
+    h->count = op->target_count;
+    h->data_tag = data_tag;
+    h->disp = op->target_disp;
+    h->dtype = td->id;
+    h->seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0;
+    h->desc_len = desc_len;
+    h->data_len = (uint64_t)op->bytes;
+    if (with_desc)
+        memcpy(h + 1, td->wire, desc_len);
+    if (!eager)
+        return MPI_SUCCESS;
+    unsigned char *data = (unsigned char *)(h + 1) + fr_pkt_align(desc_len);
+    if (op->origin_dt->contiguous) /* op->bytes was checked against it at issue */
+        memcpy(data, op->origin_addr, (size_t)op->bytes);
     else
-        FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
-                                (int)h.data_tag, w->comm, &req));
-    fr_dtype_retain(op->origin_dt);
-    track(w, t, req, op->origin_dt, NULL, op->req);
-    batch_add(w, t, b, &h, desc);
-    return MPI_SUCCESS;
+        rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
+    if (op->req)
+        op->req->cls->op_issued(op->req, ordinal, 1); /* packed: complete here */
+    return rc;
 }
 
 static int add_op(fr_win *w, int t, fr_batch *b, const fr_op *op)

@@ -19,34 +19,10 @@ static int check_count(int count, const char *which)
     return MPI_SUCCESS;
 }
 
-int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, const fr_dtype *dt,
-                 int target, MPI_Aint *offset)
-{
-    if (disp < 0)
-        return fr_errorf(FR_ERR_DISP, "target displacement %ld is negative", (long)disp);
-    MPI_Aint start, last, lo, hi;
-    if (__builtin_mul_overflow(disp, (MPI_Aint)disp_unit, &start))
-        return fr_errorf(FR_ERR_RANGE, "target displacement %ld overflows", (long)disp);
-    *offset = start;
-    if (count == 0 || dt->size == 0)
-        return MPI_SUCCESS;
-    /* The accessed span is the union of the first and the last element's true extents (the
-     * extent may be negative). */
-    if (__builtin_mul_overflow((MPI_Aint)(count - 1), dt->extent, &last))
-        return fr_errorf(FR_ERR_RANGE, "target access of %d elements overflows", count);
-    lo = dt->true_lb + (last < 0 ? last : 0);
-    hi = dt->true_lb + dt->true_extent + (last > 0 ? last : 0);
-    if (__builtin_add_overflow(start, lo, &lo) || __builtin_add_overflow(start, hi, &hi) || lo < 0 ||
-        hi > win_size)
-        return fr_errorf(FR_ERR_RANGE,
-                         "target range [%ld, %ld) at rank %d lies outside its window of %ld bytes",
-                         (long)lo, (long)hi, target, (long)win_size);
-    return MPI_SUCCESS;
-}
-
-int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
-                   int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
-                   int need_epoch, fr_op *op)
+/* Inlined into the three calls below, where kind is a constant. */
+static inline __attribute__((always_inline)) int
+prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype, int target,
+        MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop, int need_epoch, fr_op *op)
 {
     *op = (fr_op){.kind = kind, .origin_addr = (void *)oaddr, .origin_count = ocount,
                   .target_disp = tdisp, .target_count = tcount};
@@ -81,6 +57,14 @@ int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI
     return MPI_SUCCESS;
 }
 
+int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                   int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                   int need_epoch, fr_op *op)
+{
+    return prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, need_epoch,
+                   op);
+}
+
 /* A copy into a node peer's window costs less than queueing the operation and flushing it at
  * the closing call, so an operation whose epoch already lets it reach the target directly
  * (direct.h) is copied at once; it is then complete at both ends, as MPI allows any time in
@@ -93,7 +77,7 @@ static int copy_now(fr_win *w, int target, const fr_op *op, const fr_opq *q, int
            fr_direct_try(w, target, op, rc);
 }
 
-int fr_rma_issue(fr_win *w, int target, const fr_op *op)
+static inline __attribute__((always_inline)) int issue(fr_win *w, int target, const fr_op *op)
 {
     fr_peer *p = &w->peers[target];
     int counter = op->epoch == FR_EPOCH_COUNTER;
@@ -110,6 +94,8 @@ int fr_rma_issue(fr_win *w, int target, const fr_op *op)
     return rc;
 }
 
+int fr_rma_issue(fr_win *w, int target, const fr_op *op) { return issue(w, target, op); }
+
 void fr_rma_count(fr_win *w, const fr_op *op)
 {
     w->st.bytes += (uint64_t)op->bytes;
@@ -121,14 +107,15 @@ void fr_rma_count(fr_win *w, const fr_op *op)
         w->st.accs++;
 }
 
-static int rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
-                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)
+static inline __attribute__((always_inline)) int
+rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype, int target,
+         MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)
 {
     fr_op op;
-    int rc = fr_rma_prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1,
+    int rc = prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1,
                             &op);
     if (rc == MPI_SUCCESS && op.bytes > 0)
-        rc = fr_rma_issue(w, target, &op);
+        rc = issue(w, target, &op);
     return rc;
 }
 

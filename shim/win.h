@@ -274,9 +274,32 @@ int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n);
 void fr_win_groups_free(fr_win *w);
 
 /* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
- * with unit disp_unit; *offset gets the byte offset of disp (rma_ops.c). */
-int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count, const fr_dtype *dt,
-                 int target, MPI_Aint *offset);
+ * with unit disp_unit; *offset gets the byte offset of disp. Inline: every operation passes it
+ * twice, at the origin and at the target. */
+static inline int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count,
+                               const fr_dtype *dt, int target, MPI_Aint *offset)
+{
+    if (disp < 0)
+        return fr_errorf(FR_ERR_DISP, "target displacement %ld is negative", (long)disp);
+    MPI_Aint start, last, lo, hi;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)disp_unit, &start))
+        return fr_errorf(FR_ERR_RANGE, "target displacement %ld overflows", (long)disp);
+    *offset = start;
+    if (count == 0 || dt->size == 0)
+        return MPI_SUCCESS;
+    /* The accessed span is the union of the first and the last element's true extents (the
+     * extent may be negative). */
+    if (__builtin_mul_overflow((MPI_Aint)(count - 1), dt->extent, &last))
+        return fr_errorf(FR_ERR_RANGE, "target access of %d elements overflows", count);
+    lo = dt->true_lb + (last < 0 ? last : 0);
+    hi = dt->true_lb + dt->true_extent + (last > 0 ? last : 0);
+    if (__builtin_add_overflow(start, lo, &lo) || __builtin_add_overflow(start, hi, &hi) || lo < 0 ||
+        hi > win_size)
+        return fr_errorf(FR_ERR_RANGE,
+                         "target range [%ld, %ld) at rank %d lies outside its window of %ld bytes",
+                         (long)lo, (long)hi, target, (long)win_size);
+    return MPI_SUCCESS;
+}
 
 /* The RMA calls (rma_ops.c). Check an operation and describe it in *op, with its epoch when
  * need_epoch; op->bytes == 0 for one that moves nothing (MPI_PROC_NULL target, zero size). */
