@@ -4,13 +4,13 @@
  * request on every poll, most of which find nothing: it was half the time of a short epoch over
  * the message transport. A persistent receive (any source, FR_TAG_PKT, FLEXRMA_AM_INBOX bytes)
  * is only tested instead, and restarted for the next batch (a restart skips the request
- * allocation and datatype setup of a new MPI_Irecv). It is reposted lazily, by the next poll after a batch came, not right
- * away: the wait that received the batch returns sooner, and the next poll usually comes after
- * this process sent its own batch of the next step, while the reply is on its way (a batch
- * that comes first waits as an unexpected message meanwhile, in order). A batch too big for the inbox comes as
- * its length first (a uint64_t, shorter than any packet), then itself with FR_TAG_PKT_BIG: the
- * length arrives in order with the origin's other batches, and the batch is received right then
- * from that origin, so per-origin order holds. */
+ * allocation and datatype setup of a new MPI_Irecv). The restart is lazy, by the next poll after
+ * a batch came: the wait that received the batch returns sooner, and in an exchange the next
+ * poll comes after this process sent its own batch, while the reply is on its way (a batch that
+ * comes first waits as an unexpected message meanwhile, in order). A batch too big for the inbox
+ * comes as its length first (a uint64_t, shorter than any packet), then itself with
+ * FR_TAG_PKT_BIG: the length arrives in order with the origin's other batches, and the batch is
+ * received right then from that origin, so per-origin order holds. */
 #include "next.h"
 #include "transport.h"
 

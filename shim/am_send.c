@@ -126,13 +126,13 @@ static void batch_send(fr_win *w, int target, fr_batch *b)
 }
 
 /* Room at the end of b for a packet with desc_len bytes of description and inline_len of data;
- * returns its header, zeroed. Packets of operations are written there in place: a header built
- * on the stack and copied with wide loads right after its narrow stores would stall the copy
- * (store forwarding fails), and the header write is most of an 8-byte put's packing. */
+ * returns its header, zeroed. Operation packets are written there in place, not built on the
+ * stack and copied. */
 static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
                           uint64_t inline_len)
 {
-    size_t need = sizeof(fr_pkt) + (size_t)fr_pkt_align(desc_len) + (size_t)fr_pkt_align(inline_len);
+    size_t need =
+        sizeof(fr_pkt) + (size_t)fr_pkt_align(desc_len) + (size_t)fr_pkt_align(inline_len);
     if (b->len > 0 && b->len + need > FR_BATCH_MAX)
         batch_send(w, target, b);
     if (b->len + need > b->cap) {

@@ -293,8 +293,8 @@ static inline int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, 
         return fr_errorf(FR_ERR_RANGE, "target access of %d elements overflows", count);
     lo = dt->true_lb + (last < 0 ? last : 0);
     hi = dt->true_lb + dt->true_extent + (last > 0 ? last : 0);
-    if (__builtin_add_overflow(start, lo, &lo) || __builtin_add_overflow(start, hi, &hi) || lo < 0 ||
-        hi > win_size)
+    if (__builtin_add_overflow(start, lo, &lo) || __builtin_add_overflow(start, hi, &hi) ||
+        lo < 0 || hi > win_size)
         return fr_errorf(FR_ERR_RANGE,
                          "target range [%ld, %ld) at rank %d lies outside its window of %ld bytes",
                          (long)lo, (long)hi, target, (long)win_size);

@@ -162,7 +162,7 @@ static MPI_Request start_ops(int mode, MPI_Info info)
     return o;
 }
 
-/* Part 4 (15 tests): misuse of the requests. Every rank puts into region 0 of its right
+/* Part 4 (16 tests): misuse of the requests. Every rank puts into region 0 of its right
  * neighbour and bumps its counter c0. */
 static void bad_requests(void)
 {
@@ -180,6 +180,7 @@ static void bad_requests(void)
 
     MPI_Request o = start_ops(MPI_MODE_WIN_PUT, MPI_INFO_NULL);
     expect(MPI_ERR_REQUEST, "MPI_Start of an active sync-ops request", MPI_Start(&o));
+    expect(MPI_ERR_REQUEST, "MPI_Startall of one active sync-ops request", MPI_Startall(1, &o));
     expect(MPI_ERR_REQUEST, "MPI_Cancel of an active sync-ops request", MPI_Cancel(&o));
     expect(MPI_ERR_RMA_SYNC, "MPI_Get under a started request for puts only",
            MPI_Get(got, K, MPI_INT, right(), 0, K, MPI_INT, w.win));
@@ -303,7 +304,7 @@ static void window_free(void)
     free(all);
 }
 
-/* Part 6 (2 tests): a counter freed by its owner, used by another member that cannot know; with
+/* Part 6 (3 tests): a counter freed by its owner, used by another member that cannot know; with
  * remote completion the request completes with the error the owner found. */
 static void stale_counter(void)
 {
@@ -321,6 +322,16 @@ static void stale_counter(void)
     expect(MPI_ERR_ARG, "... with remote completion, its MPI_Wait returns the owner's error",
            MPI_Wait(&o, MPI_STATUS_IGNORE));
     if (o != MPI_REQUEST_NULL)
+        MPI_Start(&o);
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int wrc = MPI_Waitall(1, &o, &st), wclass = -1, sclass = -1;
+    MPI_Error_class(wrc, &wclass);
+    MPI_Error_class(st.MPI_ERROR, &sclass);
+    ok(wclass == MPI_ERR_IN_STATUS && sclass == MPI_ERR_ARG,
+       "... and MPI_Waitall of it alone returns MPI_ERR_IN_STATUS with the owner's error in its "
+       "status (classes %d, %d)", wclass, sclass);
+    if (o != MPI_REQUEST_NULL)
         MPI_Request_free(&o);
     info_free(&info);
     free(all);
@@ -330,7 +341,7 @@ static void stale_counter(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(14 + 10 + 5 + 15 + 7 + 2 + 1 + 1);
+    tap_plan(14 + 10 + 5 + 16 + 7 + 3 + 1 + 1);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     swin_create(&w, 2 * K);
     swin_create(&w2, K);

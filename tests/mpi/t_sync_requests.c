@@ -35,7 +35,7 @@ static int region_is(int r, int s, int e) { return is_pat(w.buf + (size_t)r * K,
 /* K ints of this rank's pattern e. */
 static void fill(int *buf, int e) { fill_pat(buf, K, rank, e); }
 
-/* ---- MPI_Startall (3 tests) ---- */
+/* ---- MPI_Startall (4 tests) ---- */
 
 /* A put request to each neighbour and the count-nn object request, started by one MPI_Startall
  * and completed by one MPI_Waitall. Each rank puts into region `rank` of its neighbours. */
@@ -64,6 +64,22 @@ static void startall(void)
     for (int k = 0; k < nn; k++)
         data &= region_is(nb[k], nb[k], 100);
     ok(data, "the neighbours' puts are in the window when MPI_Waitall returns");
+    /* Arrays of one take MPI_Start's and MPI_Wait's paths: the same round again, one request per
+     * call. The
+     * barrier keeps a neighbour's new puts off region data the check above still reads. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    fill(src, 101);
+    for (int k = 0; k <= nn; k++)
+        KEEP_RC(rc, MPI_Startall(1, &req[k]));
+    for (int k = 0; k < nn; k++)
+        KEEP_RC(rc, MPI_Put(src, K, MPI_INT, nb[k], (MPI_Aint)rank * K, K, MPI_INT, w.win));
+    for (int k = 0; k <= nn; k++)
+        KEEP_RC(rc, MPI_Waitall(1, &req[k], &st[k]));
+    data = 1;
+    for (int k = 0; k < nn; k++)
+        data &= region_is(nb[k], nb[k], 101);
+    ok(rc == MPI_SUCCESS && data, "MPI_Startall and MPI_Waitall of one request at a time: the "
+                                  "neighbours' puts are in the window (rc %d)", rc);
     for (int k = 0; k <= nn; k++)
         MPI_Request_free(&req[k]);
     shared_counter_free(w.win, &c, all);
@@ -518,7 +534,7 @@ static void change_count(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(3 + N_COMPLETIONS * 5 + 2 + 4 + 4 + 3 + 4 + 4 + 10);
+    tap_plan(4 + N_COMPLETIONS * 5 + 2 + 4 + 4 + 3 + 4 + 4 + 10);
     nregions = (size_t)(nprocs > AR ? nprocs : AR);
     swin_create(&w, nregions * K);
     MPI_Barrier(MPI_COMM_WORLD);
