@@ -126,8 +126,8 @@ static void batch_send(fr_win *w, int target, fr_batch *b)
 }
 
 /* Room at the end of b for a packet with desc_len bytes of description and inline_len of data;
- * returns its header, zeroed. Operation packets are written there in place, not built on the
- * stack and copied. */
+ * returns where its header goes. Operation packets are written there in place, not built on
+ * the stack and copied. */
 static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
                           uint64_t inline_len)
 {
@@ -143,7 +143,6 @@ static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
         b->cap = cap;
     }
     fr_pkt *h = (fr_pkt *)(b->buf + b->len);
-    memset(h, 0, sizeof *h);
     b->len += need;
     return h;
 }
@@ -201,17 +200,18 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     }
     uint64_t desc_len = with_desc ? td->wire_len : 0;
     fr_pkt *h = batch_room(w, t, b, desc_len, eager ? (uint64_t)op->bytes : 0);
-    h->type = pkt_of_kind[op->kind];
-    h->epoch = (uint8_t)op->epoch;
-    h->flags = (uint8_t)((eager ? FR_PKTF_INLINE : 0) | (with_desc ? FR_PKTF_TYPEDESC : 0));
-    h->op = op->op_index;
-    h->count = op->target_count;
-    h->data_tag = data_tag;
-    h->disp = op->target_disp;
-    h->dtype = td->id;
-    h->seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0;
-    h->desc_len = desc_len;
-    h->data_len = (uint64_t)op->bytes;
+    *h = (fr_pkt){.type = pkt_of_kind[op->kind],
+                  .epoch = (uint8_t)op->epoch,
+                  .flags = (uint8_t)((eager ? FR_PKTF_INLINE : 0) |
+                                     (with_desc ? FR_PKTF_TYPEDESC : 0)),
+                  .op = op->op_index,
+                  .count = op->target_count,
+                  .data_tag = data_tag,
+                  .disp = op->target_disp,
+                  .dtype = td->id,
+                  .seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0,
+                  .desc_len = desc_len,
+                  .data_len = (uint64_t)op->bytes};
     if (with_desc)
         memcpy(h + 1, td->wire, desc_len);
     if (!eager)

@@ -64,7 +64,11 @@ static int ops_start(fr_req *r)
         fr_req_complete(r, MPI_SUCCESS);
         return MPI_SUCCESS;
     }
-    int target = fr_win_rank_of_member(r->w, so->owner);
+    /* The owner keeps its rank unless the membership changed (ext/dynwin): look it up then. */
+    int target = so->target >= 0 && so->target < r->w->size &&
+                         r->w->peers[so->target].member_id == so->owner
+                     ? so->target
+                     : fr_win_rank_of_member(r->w, so->owner);
     if (target < 0)
         return fr_errorf(FR_ERR_COUNTER, "the target of this sync-ops request (the counter's "
                                          "owner) is no longer a member of the window");
