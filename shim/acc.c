@@ -281,8 +281,7 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
     int tclass = fr_dtype_predef_class((uint64_t)ti);
     /* Not for 1- and 2-byte integers: how their sums overflow is the MPI library's to say
      * (Open MPI 4.1's vector code saturates, open-mpi/ompi#8045); a wrapping add could differ. */
-    a.int_sum = op == MPI_SUM && a.e->size >= 4 &&
-                (tclass == FR_TC_CINT || tclass == FR_TC_FINT || tclass == FR_TC_MULTI);
+    a.int_sum = op == MPI_SUM && a.e->size >= 4 && (TC(tclass) & TC_INTEGER);
     a.atomic = fr_acc_atomic_width(a.e) != 0;
     a.align = elem_align(a.e);
     size_t nelem = packed_len / (size_t)a.e->size;

@@ -25,15 +25,18 @@ struct fr_runs {
     fr_run run[];
 };
 
+/* Does the element at disp come right after run r (elements stride apart)? */
+static int continues(const fr_run *r, MPI_Aint stride, MPI_Aint disp)
+{
+    return r->n > 0 && r->disp + (MPI_Aint)r->n * stride == disp;
+}
+
 static void add_elem(fr_runs **rs, size_t *cap, MPI_Aint disp, MPI_Aint stride)
 {
     fr_runs *r = *rs;
-    if (r->n > 0) {
-        fr_run *last = &r->run[r->n - 1];
-        if (last->disp + (MPI_Aint)last->n * stride == disp) {
-            last->n++;
-            return;
-        }
+    if (r->n > 0 && continues(&r->run[r->n - 1], stride, disp)) {
+        r->run[r->n - 1].n++;
+        return;
     }
     if (r->n == *cap) {
         *cap *= 2;
@@ -104,7 +107,7 @@ int fr_dtype_each_run(const fr_dtype *d, int count, const fr_dtype *e, fr_run_fn
     for (int i = 0; i < count; i++) {
         for (size_t k = 0; k < r->n; k++) {
             MPI_Aint disp = (MPI_Aint)i * d->extent + r->run[k].disp;
-            if (cur.n > 0 && cur.disp + (MPI_Aint)cur.n * e->extent == disp) {
+            if (continues(&cur, e->extent, disp)) {
                 cur.n += r->run[k].n;
             } else {
                 int rc = cur.n > 0 ? fn(arg, cur.disp, first, cur.n) : MPI_SUCCESS;

@@ -138,6 +138,16 @@ static int fast_turn(fr_req *r, MPI_Request *request, MPI_Status *status, const 
     return 1;
 }
 
+/* Wait on one flexrma request the library was not handed, turn after turn. */
+static int fast_wait(fr_req *r, MPI_Request *request, MPI_Status *status, const char *call)
+{
+    fr_idle idle = {0, 0};
+    int rc;
+    while (!fast_turn(r, request, status, call, &rc, &idle))
+        ;
+    return rc;
+}
+
 /* Has the library been handed r (it then waits on r like on any request)? */
 static int posted(fr_req *r)
 {
@@ -150,13 +160,8 @@ static int posted(fr_req *r)
 FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     fr_req *r = request ? lookup(*request) : NULL;
-    if (r && !posted(r)) {
-        fr_idle idle = {0, 0};
-        int rc;
-        while (!fast_turn(r, request, status, "MPI_Wait", &rc, &idle))
-            ;
-        return rc;
-    }
+    if (r && !posted(r))
+        return fast_wait(r, request, status, "MPI_Wait");
     ours o = {.r = r ? &r : NULL, .n = r != NULL};
     if (!r && !fr_hooks_on())
         return FR_NEXT(Wait)(request, status);
@@ -262,10 +267,7 @@ FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     fr_req *one = count == 1 && requests ? lookup(requests[0]) : NULL;
     if (one && !posted(one)) { /* MPI_Wait's fast path, with MPI_Waitall's error convention */
         MPI_Status *st = status_at(statuses, 0);
-        fr_idle idle = {0, 0};
-        int rc;
-        while (!fast_turn(one, requests, st ? st : MPI_STATUS_IGNORE, "MPI_Waitall", &rc, &idle))
-            ;
+        int rc = fast_wait(one, requests, st ? st : MPI_STATUS_IGNORE, "MPI_Waitall");
         if (!st)
             return rc;
         st->MPI_ERROR = rc;

@@ -112,8 +112,7 @@ rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype 
          MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)
 {
     fr_op op;
-    int rc = prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1,
-                            &op);
+    int rc = prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1, &op);
     if (rc == MPI_SUCCESS && op.bytes > 0)
         rc = issue(w, target, &op);
     return rc;

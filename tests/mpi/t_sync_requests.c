@@ -65,8 +65,8 @@ static void startall(void)
         data &= region_is(nb[k], nb[k], 100);
     ok(data, "the neighbours' puts are in the window when MPI_Waitall returns");
     /* Arrays of one take MPI_Start's and MPI_Wait's paths: the same round again, one request per
-     * call. The
-     * barrier keeps a neighbour's new puts off region data the check above still reads. */
+     * call. The barrier keeps a neighbour's new puts off region data the check above still
+     * reads. */
     MPI_Barrier(MPI_COMM_WORLD);
     fill(src, 101);
     for (int k = 0; k <= nn; k++)
