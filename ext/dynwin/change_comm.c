@@ -37,12 +37,12 @@
  * never name a joiner. A leaver's window draws a new uid: copies of the old window's counters
  * are then "of another window" there, and it can later join the old window again. */
 #include "flexrma.h"
-#include "counters.h"
-#include "entry.h"
-#include "next.h"
-#include "progress.h"
-#include "request.h"
-#include "transport.h"
+#include "sync/counters.h"
+#include "progress/entry.h"
+#include "core/next.h"
+#include "progress/progress.h"
+#include "progress/request.h"
+#include "transport/transport.h"
 
 #include <stdlib.h>
 

@@ -9,8 +9,8 @@
 #define FR_IOP_H
 
 #include "flexrma.h"
-#include "request.h"
-#include "win.h"
+#include "progress/request.h"
+#include "win/win.h"
 
 typedef struct iop {
     fr_req req;

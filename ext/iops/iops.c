@@ -5,9 +5,9 @@
  * at once (fr_win_issue_now) instead of at the closing call, then waits until the operation is
  * complete at the origin and, for puts and accumulates, at the target. */
 #include "iop.h"
-#include "entry.h"
-#include "next.h"
-#include "transport.h"
+#include "progress/entry.h"
+#include "core/next.h"
+#include "transport/transport.h"
 
 static void iop_issued(fr_req *r, uint64_t ordinal, int done_here)
 {

@@ -12,11 +12,11 @@
  * after the put was issued (counter_bump.c); otherwise it follows the put as a packet in the same
  * batch. */
 #include "iop.h"
-#include "entry.h"
-#include "next.h"
-#include "progress.h"
+#include "progress/entry.h"
+#include "core/next.h"
+#include "progress/progress.h"
 #include "syncobj/syncobj.h"
-#include "transport.h"
+#include "transport/transport.h"
 
 #include <stdlib.h>
 

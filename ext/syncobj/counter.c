@@ -1,8 +1,8 @@
 /* counter.c - MPI_Sync counters: the owner's table, the handles, MPI_Handle_sync, reading. */
 #include "syncobj.h"
-#include "entry.h"
-#include "next.h"
-#include "transport.h"
+#include "progress/entry.h"
+#include "core/next.h"
+#include "transport/transport.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,8 +9,8 @@
  * read briefly, then yield the core. A counter without armed requests is not polled: its bumps
  * simply wait in the word for the next MPI_Start or MPIX_Win_sync_read. */
 #include "syncobj.h"
-#include "shm_counter.h"
-#include "shm_state.h"
+#include "node/shm_counter.h"
+#include "transport/shm_state.h"
 
 int fr_counter_slot_shared(size_t slot) { return slot < FR_SHM_COUNTERS; }
 

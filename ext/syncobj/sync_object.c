@@ -9,8 +9,8 @@
  * counter with armed requests is therefore watched, and progress serves it when its word grew.
  * Consuming subtracts atomically, so a bump added meanwhile is never lost. */
 #include "syncobj.h"
-#include "entry.h"
-#include "next.h"
+#include "progress/entry.h"
+#include "core/next.h"
 
 static const fr_req_class sync_object_class;
 

@@ -20,9 +20,9 @@
  * With MPIX_INFO_SYNC_REMOTE_COMPLETE an atomic bump is remotely complete at once, and a freed
  * counter is found by the origin itself (the request completes with FR_ERR_COUNTER). */
 #include "syncobj.h"
-#include "entry.h"
-#include "next.h"
-#include "transport.h"
+#include "progress/entry.h"
+#include "core/next.h"
+#include "transport/transport.h"
 
 static const fr_opkind kind_of_mode[] = {FR_OP_PUT, FR_OP_GET, FR_OP_ACC};
 static const int mode_bits[] = {MPI_MODE_WIN_PUT, MPI_MODE_WIN_GET, MPI_MODE_WIN_ACCUMULATE};

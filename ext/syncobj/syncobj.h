@@ -12,9 +12,9 @@
 #define FR_SYNCOBJ_H
 
 #include "flexrma.h"
-#include "counters.h"
-#include "request.h"
-#include "win.h"
+#include "sync/counters.h"
+#include "progress/request.h"
+#include "win/win.h"
 
 #include <atomic_ops.h>
 

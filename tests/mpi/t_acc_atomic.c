@@ -15,8 +15,8 @@
  * rank 0 combines and no element is counted either way; the data must still be right.
  * Linked with the internal library: it reads fr_win's statistics, fr_opt and the stripe size. */
 #include "common.h"
-#include "acc.h"
-#include "win.h"
+#include "dtype/acc.h"
+#include "win/win.h"
 
 #include <complex.h>
 

@@ -15,9 +15,9 @@
  * queued one is queued too, even once the target allows copies (it must not overtake).
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
 #include "common.h"
-#include "counters.h"
-#include "progress.h"
-#include "transport.h"
+#include "sync/counters.h"
+#include "progress/progress.h"
+#include "transport/transport.h"
 
 #include <unistd.h>
 

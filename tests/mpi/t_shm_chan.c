@@ -18,8 +18,8 @@
  * Linked with the internal library (see tests/unit/CMakeLists.txt): it reads fr_win and sets
  * fr_opt directly. Parts that need rings are skipped under FLEXRMA_TRANSPORT=am. */
 #include "common.h"
-#include "shm_seg.h"
-#include "transport.h"
+#include "node/shm_seg.h"
+#include "transport/transport.h"
 
 #define R 2048 /* ints per origin's region: 8 KiB, the largest payload carried inline */
 

@@ -28,9 +28,9 @@
  * Linked with the internal library (tests/unit/CMakeLists.txt): it reads fr_win's statistics,
  * peers' mapped state blocks and fr_opt. */
 #include "sync_common.h"
-#include "counters.h"
-#include "shm_counter.h"
-#include "shm_state.h"
+#include "sync/counters.h"
+#include "node/shm_counter.h"
+#include "transport/shm_state.h"
 #include "syncobj/syncobj.h"
 
 static fr_transport_mode mode; /* FLEXRMA_TRANSPORT of this run */

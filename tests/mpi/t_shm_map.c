@@ -10,7 +10,7 @@
  *    the write scatters through one iovec per element.
  * Linked with the internal library (see tests/unit/CMakeLists.txt): it calls fr_* directly. */
 #include "common.h"
-#include "shm_map.h"
+#include "node/shm_map.h"
 
 #include <unistd.h>
 

@@ -11,7 +11,7 @@
  * until mpirun ends the job. Nothing of this may remain on the filesystem afterwards.
  * Linked with the internal library: it calls fr_* directly. */
 #include "common.h"
-#include "shm_map.h"
+#include "node/shm_map.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
  * op on every type it accepts; then the layouts that need care: strided targets, pair types
  * with padding, unaligned operands, inputs larger than one internal chunk.
  */
-#include "acc.h"
+#include "dtype/acc.h"
 #include "tap.h"
 
 #include <stdlib.h>

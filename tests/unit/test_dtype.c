@@ -7,7 +7,7 @@
  * arguments, random bytes, mutations of every valid wire form) must be rejected with an
  * MPI_ERR_TYPE-class code, never crash, and never reach MPI's fatal error handler.
  */
-#include "dtype.h"
+#include "dtype/dtype.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * and bumper threads racing with an owner that consumes in rounds and frees and reallocates the
  * slot: every bump of the live generation is counted exactly once, none of a stale one. Run
  * with mpirun -np 1. */
-#include "shm_counter.h"
+#include "node/shm_counter.h"
 #include "tap.h"
 
 #include <mpi.h>

@@ -2,7 +2,7 @@
  * of entry (a queued exclusive request blocks later shared ones; a run of shared requests holds
  * the lock together), and four threads taking it shared and exclusive 4000 times each while
  * checking that an exclusive holder is always alone. Run with mpirun -np 1. */
-#include "shm_lock.h"
+#include "node/shm_lock.h"
 #include "tap.h"
 
 #include <mpi.h>

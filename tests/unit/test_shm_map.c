@@ -2,7 +2,7 @@
  * which is its own "peer": what tests/mpi/t_shm_map.c does between ranks, here with the paths
  * that are hard to reach there (the name fallback, a wrong inode, iovec lists longer than one
  * system call takes, bad addresses). Run with mpirun -np 1. */
-#include "shm_map.h"
+#include "node/shm_map.h"
 #include "tap.h"
 
 #include <limits.h>

@@ -3,7 +3,7 @@
  * records), messages larger than the ring (fragments reassembled), a full ring that takes the
  * rest of a message once drained, a malformed record, and a producer and a consumer thread
  * racing over 200000 messages. Run with mpirun -np 1. */
-#include "shm_ring.h"
+#include "node/shm_ring.h"
 #include "tap.h"
 
 #include <mpi.h>

@@ -8,7 +8,7 @@
  * unlink-all), the descriptor budget (a quarter of RLIMIT_NOFILE), and MPI_Alloc_mem/MPI_Free_mem
  * in the three FLEXRMA_TRANSPORT modes. */
 #define _GNU_SOURCE /* F_GET_SEALS */
-#include "shm_seg.h"
+#include "node/shm_seg.h"
 #include "tap.h"
 
 #include <fcntl.h>

@@ -1,0 +1,70 @@
+/* alloc_mem.c - MPI_Alloc_mem and MPI_Free_mem.
+ *
+ * flexrma hands out the memory itself and remembers every block, so MPI_Free_mem of memory that
+ * did not come from MPI_Alloc_mem is reported (MPI_ERR_BASE) instead of corrupting the heap.
+ * Unless FLEXRMA_TRANSPORT=am, each block is a segment its node peers can map (shm_seg.h), so
+ * windows over it can later be reached by direct copies; where no segment can be had, "auto"
+ * quietly uses ordinary memory (peers then reach it by cross-memory attach or messages) and
+ * "shm" reports the failure. Blocks are at least cache-line aligned (segments: page aligned). */
+#include "core/fr.h"
+#include "core/next.h"
+#include "node/shm_seg.h"
+#include "core/u64map.h"
+
+#include <stdlib.h>
+
+/* address -> how the block was made */
+#define BLOCK_HEAP ((void *)(uintptr_t)1)
+#define BLOCK_SEG ((void *)(uintptr_t)2)
+static fr_u64map blocks;
+
+FR_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    if (!fr_active)
+        return FR_NEXT(Alloc_mem)(size, info, baseptr);
+    if (size < 0)
+        return fr_comm_raise(MPI_COMM_WORLD, "MPI_Alloc_mem",
+                             fr_errorf(FR_ERR_SIZE, "MPI_Alloc_mem of %ld bytes", (long)size));
+    void *p = NULL, *kind = BLOCK_HEAP;
+    int rc = MPI_SUCCESS;
+    FR_ENTER();
+    if (fr_opt.transport != FR_TRANSPORT_AM) {
+        rc = fr_seg_alloc((size_t)size, &p); /* a zero-byte request gets a page of its own */
+        if (rc == MPI_SUCCESS)
+            kind = BLOCK_SEG;
+        else if (fr_opt.transport == FR_TRANSPORT_AUTO)
+            rc = MPI_SUCCESS;
+    }
+    /* A zero-byte request still gets a distinct block, so MPI_Free_mem can recognise it. */
+    if (rc == MPI_SUCCESS && kind == BLOCK_HEAP && posix_memalign(&p, 64, size ? (size_t)size : 1))
+        rc = fr_errorf(FR_ERR_NO_MEM, "cannot allocate %ld bytes", (long)size);
+    if (rc == MPI_SUCCESS)
+        fr_u64map_put(&blocks, fr_key_ptr(p), kind);
+    FR_LEAVE();
+    if (rc != MPI_SUCCESS)
+        return fr_comm_raise(MPI_COMM_WORLD, "MPI_Alloc_mem", rc);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+FR_PMPI(Alloc_mem);
+
+FR_API int MPI_Free_mem(void *base)
+{
+    if (!fr_active)
+        return FR_NEXT(Free_mem)(base);
+    if (base == NULL) /* like free(NULL) */
+        return MPI_SUCCESS;
+    FR_ENTER();
+    void *kind = fr_u64map_del(&blocks, fr_key_ptr(base));
+    int rc = MPI_SUCCESS;
+    if (kind == BLOCK_SEG)
+        rc = fr_seg_free(base);
+    else if (kind == BLOCK_HEAP)
+        free(base);
+    else
+        rc = fr_errorf(FR_ERR_BASE, "MPI_Free_mem(%p): this address was not returned by "
+                                    "MPI_Alloc_mem", base);
+    FR_LEAVE();
+    return fr_comm_raise(MPI_COMM_WORLD, "MPI_Free_mem", rc);
+}
+FR_PMPI(Free_mem);

@@ -1,0 +1,81 @@
+/* stats.c - per-window totals, one line per window on stderr at MPI_Finalize:
+ *   flexrma stats: rank R win W: members M puts N gets N accs N bytes N epochs fence N pscw N
+ *   lock N peers shm N am N direct N closed N bumps shm N packet N gone N acc atomic N locked N
+ * (peers: the members this process reached through a shared-memory ring, and by messages;
+ * direct: operations copied straight into or out of a node peer's window, direct.h; closed:
+ * post/start/complete/wait access epochs closed in the target's state page instead of by a
+ * COMPLETE packet; bumps: the counter bumps this process made with an atomic in an owner's
+ * shared state block, those it sent as BUMP packets, and atomic bumps that found the counter
+ * freed; acc: accumulate elements it combined into a window that node peers map, with a
+ * hardware atomic, and under a stripe lock, acc_shared.c). */
+#include "stats.h"
+#include "transport/transport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct saved {
+    struct saved *next;
+    int id, size, nshm, nam;
+    fr_win_stats st;
+} saved;
+
+static void count_peers(const fr_win *w, int *nshm, int *nam)
+{
+    *nshm = *nam = 0;
+    for (int r = 0; r < w->size; r++) {
+        *nshm += w->peers[r].tp == &fr_tp_shm;
+        *nam += w->peers[r].tp == &fr_tp_am;
+    }
+}
+
+static saved *freed_windows, **freed_tail = &freed_windows;
+
+void fr_stats_window_freed(const fr_win *w)
+{
+    if (!fr_opt.stats)
+        return;
+    saved *s = fr_xmalloc(sizeof *s);
+    s->next = NULL;
+    s->id = w->id;
+    s->size = w->size;
+    s->st = w->st;
+    count_peers(w, &s->nshm, &s->nam);
+    *freed_tail = s;
+    freed_tail = &s->next;
+}
+
+static void print_one(int rank, const saved *s)
+{
+    const fr_win_stats *st = &s->st;
+    fprintf(stderr,
+            "flexrma stats: rank %d win %d: members %d puts %llu gets %llu accs %llu bytes %llu "
+            "epochs fence %llu pscw %llu lock %llu peers shm %d am %d direct %llu closed %llu "
+            "bumps shm %llu packet %llu gone %llu acc atomic %llu locked %llu\n",
+            rank, s->id, s->size, (unsigned long long)st->puts, (unsigned long long)st->gets,
+            (unsigned long long)st->accs, (unsigned long long)st->bytes,
+            (unsigned long long)st->fences, (unsigned long long)st->pscw,
+            (unsigned long long)st->locks, s->nshm, s->nam, (unsigned long long)st->direct,
+            (unsigned long long)st->closed_direct, (unsigned long long)st->bumps_shm,
+            (unsigned long long)st->bumps_pkt, (unsigned long long)st->bumps_gone,
+            (unsigned long long)st->acc_atomic, (unsigned long long)st->acc_locked);
+}
+
+void fr_stats_print(void)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (saved *s = freed_windows, *next; s; s = next) {
+        next = s->next;
+        print_one(rank, s);
+        free(s);
+    }
+    freed_windows = NULL;
+    freed_tail = &freed_windows;
+    for (fr_win *w = fr_windows; w; w = w->next) {
+        saved s = {NULL, w->id, w->size, 0, 0, w->st};
+        count_peers(w, &s.nshm, &s.nam);
+        print_one(rank, &s);
+    }
+    fflush(stderr);
+}

@@ -1,0 +1,210 @@
+/* progress.c - internal requests, the progress pass, waiting, and the agent thread. */
+#include "progress.h"
+#include "sync/counters.h"
+#include "request.h"
+#include "core/next.h"
+#include "transport/transport.h"
+#include "win/win.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct pending {
+    fr_done_fn fn;
+    void *ctx;
+} pending;
+
+static MPI_Request *reqs;
+static pending *waiters;
+static int *done_idx;
+static MPI_Status *done_st;
+static int npending, cap_pending;
+
+unsigned fr_entry_calls; /* entry.h: calls since start, to poll every few of them */
+
+void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx)
+{
+    if (npending == cap_pending) {
+        int cap = cap_pending ? cap_pending * 2 : 64;
+        reqs = fr_xrealloc(reqs, (size_t)cap * sizeof *reqs);
+        waiters = fr_xrealloc(waiters, (size_t)cap * sizeof *waiters);
+        done_idx = fr_xrealloc(done_idx, (size_t)cap * sizeof *done_idx);
+        done_st = fr_xrealloc(done_st, (size_t)cap * sizeof *done_st);
+        cap_pending = cap;
+    }
+    reqs[npending] = req;
+    waiters[npending] = (pending){fn, ctx};
+    npending++;
+}
+
+int fr_pending_count(void) { return npending; }
+
+int fr_progress_needed(void) { return fr_nwindows > 0 || npending > 0 || fr_req_any(); }
+
+/* Complete what finished. Callbacks may add requests, so the finished entries are taken out
+ * of the table first and called afterwards. */
+static int complete_pending(void)
+{
+    if (npending == 0)
+        return 0;
+    int outcount = 0;
+    FR_CHECK_MPI(FR_NEXT(Testsome)(npending, reqs, &outcount, done_idx, done_st));
+    if (outcount <= 0 || outcount == MPI_UNDEFINED)
+        return 0;
+    pending done[outcount];
+    MPI_Status st[outcount];
+    for (int i = 0; i < outcount; i++) {
+        done[i] = waiters[done_idx[i]];
+        st[i] = done_st[i];
+    }
+    int k = 0;
+    for (int i = 0; i < npending; i++)
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            reqs[k] = reqs[i];
+            waiters[k] = waiters[i];
+            k++;
+        }
+    npending = k;
+    for (int i = 0; i < outcount; i++)
+        done[i].fn(done[i].ctx, &st[i]);
+    return outcount;
+}
+
+int fr_progress(void)
+{
+    int events = 0;
+    for (fr_win *w = fr_windows; w; w = w->next) {
+        events += fr_chan_poll(w);
+        events += fr_am_poll(w);
+        if (w->lk_waiting)
+            fr_lock_poll(w); /* lock requests queued in my shared lock word */
+        events += fr_counters_poll(w); /* bumps node peers made in my shared state block */
+    }
+    events += complete_pending();
+    events += fr_req_progress();
+    return events;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spinning helps only while the peer runs on another core; past a while give the core away, or
+ * with more ranks than cores every wait burns its peers' time slices. A poll that only looks at
+ * shared-memory rings takes about 10 ns, one that probes MPI about 50. Counted in polls alone, a
+ * wait on rings would start yielding within half a microsecond; a sched_yield costs half a
+ * microsecond even when nothing else wants the core, so a wait for a peer's data message
+ * (several microseconds through MPI) would then poll only every half microsecond and finish
+ * late (pscw at 16 KiB, 2 ranks: 12 us instead of 7.5), and so would a wait for a counter bump
+ * or an Isend/Irecv pair. So a wait also spins at least this long before its first yield. */
+#define FR_SPIN_MIN_NS 3000
+
+int fr_idle_yield_due(fr_idle *i)
+{
+    if (fr_opt.spin_polls == 0)
+        return 1; /* FLEXRMA_SPIN_POLLS=0: yield at once, as asked */
+    /* The clock is read only once the polls are spent: most waits end before, and a clock read
+     * would be a tenth of a short counter step. */
+    if (++i->polls < fr_opt.spin_polls)
+        return 0;
+    if (i->polls == fr_opt.spin_polls) {
+        i->since = now_ns();
+        return 0;
+    }
+    return now_ns() - i->since >= FR_SPIN_MIN_NS;
+}
+
+void fr_backoff(fr_idle *i)
+{
+    if (fr_idle_yield_due(i))
+        sched_yield();
+}
+
+void fr_idle_after(fr_idle *i, int events)
+{
+    if (events > 0)
+        fr_idle_reset(i);
+    else
+        fr_backoff(i);
+}
+
+void fr_wait_until(int (*cond)(void *), void *arg)
+{
+    fr_idle idle = {0, 0};
+    /* Satisfied already: no pass. Others are still served: every few entry calls run one
+     * (entry.h), and a pass costs as much as a whole short epoch. */
+    if (cond(arg))
+        return;
+    for (;;) {
+        int events = fr_progress();
+        if (cond(arg))
+            return;
+        if (events > 0) {
+            fr_idle_reset(&idle);
+            continue;
+        }
+        if (!fr_idle_yield_due(&idle))
+            continue;
+        /* Yield with the engine unlocked: another thread of the program (or the agent) may hold
+         * the very call this wait depends on. */
+        FR_LEAVE();
+        sched_yield();
+        FR_ENTER();
+    }
+}
+
+static int request_done(void *arg)
+{
+    int flag = 0;
+    FR_CHECK_MPI(FR_NEXT(Test)((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE));
+    return flag;
+}
+
+void fr_wait_request(MPI_Request *req) { fr_wait_until(request_done, req); }
+
+/* ---- the agent thread (FLEXRMA_ASYNC_PROGRESS=1) ---- */
+static pthread_t agent;
+static volatile int agent_running, agent_stop;
+
+static void *agent_main(void *arg)
+{
+    unsigned idle = 0;
+    while (!agent_stop) {
+        FR_ENTER();
+        int events = fr_active ? fr_progress() : 0;
+        FR_LEAVE();
+        if (events > 0) {
+            idle = 0;
+        } else if (++idle < 256) {
+            sched_yield();
+        } else {
+            /* Idle for a while: sleep so the agent does not steal a core from the program. */
+            struct timespec ts = {0, idle < 4096 ? 20000 : 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return arg;
+}
+
+int fr_agent_start(void)
+{
+    agent_stop = 0;
+    if (pthread_create(&agent, NULL, agent_main, NULL) != 0)
+        fr_fatal("cannot start the progress agent thread");
+    agent_running = 1;
+    return MPI_SUCCESS;
+}
+
+void fr_agent_stop(void)
+{
+    if (!agent_running)
+        return;
+    agent_stop = 1;
+    pthread_join(agent, NULL);
+    agent_running = 0;
+}

@@ -1,0 +1,150 @@
+/* pt2pt_hooks.c - progress while the application waits in a blocking MPI call.
+ *
+ * A target must serve RMA even when it is not in a flexrma call: a rank blocked in MPI_Recv for a
+ * message its peer sends only after an unlock on it returns would otherwise deadlock. While
+ * flexrma has work (live windows or requests in flight) and no agent thread, the blocking calls
+ * below become their nonblocking form plus a wait loop that also runs the progress engine. Their
+ * meaning (matching, statuses, errors) is the MPI library's: flexrma only waits differently.
+ * The request functions (MPI_Wait*, MPI_Test*, ...) are hooked in req_hooks.c. */
+#include "progress.h"
+#include "core/next.h"
+
+int fr_hooks_on(void) { return fr_active && !fr_opt.async_progress && fr_progress_needed(); }
+
+/* Collectives are turned into their nonblocking form whenever flexrma is in charge, windows or
+ * not: MPI never matches a blocking collective with a nonblocking one, so the choice must be the
+ * same on every process of the communicator, and whether a process has live windows is not
+ * (a process that has not joined a window yet, or has left one: ext/dynwin; windows over
+ * sub-communicators). The environment (FLEXRMA_DISABLE, FLEXRMA_ASYNC_PROGRESS) is. */
+static int coll_hooks_on(void) { return fr_active && !fr_opt.async_progress; }
+
+/* One turn of a hooked wait. The MPI library's own test already drove its progress engine;
+ * flexrma's pass (a probe per window) runs every FR_HOOK_POLL_EVERY turns, often enough to serve
+ * RMA within a few microseconds, seldom enough not to slow the application's own messages. */
+#define FR_HOOK_POLL_EVERY 4
+
+void fr_hook_turn(fr_idle *idle)
+{
+    int events = 0;
+    if (idle->polls % FR_HOOK_POLL_EVERY == 0) {
+        FR_ENTER();
+        events = fr_progress();
+        FR_LEAVE();
+    }
+    fr_idle_after(idle, events);
+}
+
+static int wait_request(MPI_Request *req, MPI_Status *status)
+{
+    fr_idle idle = {0, 0};
+    for (;;) {
+        int flag = 0, rc = FR_NEXT(Test)(req, &flag, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        fr_hook_turn(&idle);
+    }
+}
+
+void fr_hook_poll(void)
+{
+    if (!fr_active || fr_opt.async_progress || !fr_progress_needed())
+        return;
+    FR_ENTER();
+    fr_progress();
+    FR_LEAVE();
+}
+
+FR_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    fr_hook_poll();
+    return FR_NEXT(Iprobe)(source, tag, comm, flag, status);
+}
+FR_PMPI(Iprobe);
+
+FR_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!fr_hooks_on())
+        return FR_NEXT(Probe)(source, tag, comm, status);
+    fr_idle idle = {0, 0};
+    for (;;) {
+        int flag = 0, rc = FR_NEXT(Iprobe)(source, tag, comm, &flag, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        fr_hook_turn(&idle);
+    }
+}
+FR_PMPI(Probe);
+
+/* ---- blocking calls turned into nonblocking + wait ---- */
+
+#define FR_BLOCKING(on, name, params, args, iname, iargs, status)                                 \
+    FR_API int MPI_##name params                                                                  \
+    {                                                                                             \
+        if (!on())                                                                                \
+            return FR_NEXT(name) args;                                                              \
+        MPI_Request req;                                                                          \
+        int rc = PMPI_##iname iargs;                                                              \
+        return rc != MPI_SUCCESS ? rc : wait_request(&req, status);                              \
+    }                                                                                             \
+    FR_PMPI(name);
+
+#define BUF const void *buf, int count, MPI_Datatype dt
+FR_BLOCKING(fr_hooks_on, Recv,
+            (void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+             MPI_Status *st),
+            (buf, count, dt, src, tag, comm, st), Irecv, (buf, count, dt, src, tag, comm, &req), st)
+FR_BLOCKING(fr_hooks_on, Send, (BUF, int dest, int tag, MPI_Comm comm),
+            (buf, count, dt, dest, tag, comm), Isend, (buf, count, dt, dest, tag, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(fr_hooks_on, Ssend, (BUF, int dest, int tag, MPI_Comm comm),
+            (buf, count, dt, dest, tag, comm), Issend, (buf, count, dt, dest, tag, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Barrier, (MPI_Comm comm), (comm), Ibarrier, (comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
+            (buf, count, dt, root, comm), Ibcast, (buf, count, dt, root, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Reduce,
+            (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+             MPI_Comm comm),
+            (sb, rb, count, dt, op, root, comm), Ireduce, (sb, rb, count, dt, op, root, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Allreduce,
+            (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+            (sb, rb, count, dt, op, comm), Iallreduce, (sb, rb, count, dt, op, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Gather,
+            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+             int root, MPI_Comm comm),
+            (sb, sc, st, rb, rc_, rt, root, comm), Igather,
+            (sb, sc, st, rb, rc_, rt, root, comm, &req), MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Allgather,
+            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+             MPI_Comm comm),
+            (sb, sc, st, rb, rc_, rt, comm), Iallgather, (sb, sc, st, rb, rc_, rt, comm, &req),
+            MPI_STATUS_IGNORE)
+FR_BLOCKING(coll_hooks_on, Alltoall,
+            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+             MPI_Comm comm),
+            (sb, sc, st, rb, rc_, rt, comm), Ialltoall, (sb, sc, st, rb, rc_, rt, comm, &req),
+            MPI_STATUS_IGNORE)
+
+FR_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                        int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!fr_hooks_on())
+        return FR_NEXT(Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
+    MPI_Request req[2];
+    int rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &req[0]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &req[1]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = wait_request(&req[1], MPI_STATUS_IGNORE);
+    int rrc = wait_request(&req[0], status);
+    return rc != MPI_SUCCESS ? rc : rrc;
+}
+FR_PMPI(Sendrecv);

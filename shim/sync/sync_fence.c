@@ -1,0 +1,147 @@
+/* sync_fence.c - MPI_Win_fence without a barrier (after seed 001 section 4.1).
+ *
+ * The opening fence sends nothing; RMA calls queue their operations. Every fence call, opening
+ * or closing, counts (fence_count), identically on every member since fence is collective; an
+ * operation carries the number of the fence that closes its epoch, and a target keeps operations
+ * of a fence it has not entered yet (am_recv.c), so data never lands while the target may still
+ * be accessing its window in the previous epoch. A closing fence then completes the epoch in one
+ * of two ways, both without a barrier:
+ *
+ *  direct (windows of at most FLEXRMA_FENCE_DIRECT_MAX members, 8 by default): every member
+ *    sends every other member one batch, its operations for it followed by FENCE_DONE carrying
+ *    how many operations it has sent it in all, and waits until each member's FENCE_DONE has
+ *    arrived and those operations have completed here. One message per pair, no round trip.
+ *  reduce-scatter (seed 001, larger windows): the members reduce-scatter their per-target
+ *    operation counts, so each learns how many operations of the epoch target it; then they
+ *    issue their operations and each waits for its announced number. About log p rounds plus
+ *    the data, instead of p-1 messages per member.
+ * The choice depends only on the window size, so every member makes the same one.
+ *
+ * Memory ordering: every store into this process's window is its own (it unpacks, reduces,
+ * receives into the window) and is counted before the fence returns, or a node peer's copy
+ * (direct.h), which precedes its FENCE_DONE in the ring (release there, acquire here); so the
+ * program sees the data when MPI_Win_fence returns. A node peer copies only once this process
+ * has completed the fence that opened the epoch (fr_direct_fence_passed), and only in the
+ * direct scheme, whose FENCE_DONE tells this process the copies are over.
+ *
+ * MPI_MODE_NOPRECEDE skips the completion (MPI requires every member to give it, so no member
+ * waits for messages that never come). MPI_MODE_NOSUCCEED disarms the fence epoch.
+ * MPI_MODE_NOSTORE and MPI_MODE_NOPUT are accepted; the message transport has no cache to
+ * flush, so they change nothing.
+ */
+#include "transport/direct.h"
+#include "progress/entry.h"
+#include "core/next.h"
+#include "progress/progress.h"
+#include "transport/transport.h"
+
+#include <stdlib.h>
+
+#define FENCE_ASSERTS (MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
+
+void fr_target_fence_done(fr_win *w, int src, uint64_t seq, uint64_t upto)
+{
+    fr_peer *p = &w->peers[src];
+    p->fence_seq = seq;
+    p->fence_upto = upto;
+}
+
+/* Issue every queued operation, local ones first. With `announce`, every other member also gets
+ * a FENCE_DONE (direct scheme); without, only members with operations get a batch. */
+static int issue_all(fr_win *w, int announce)
+{
+    int rc = w->peers[w->rank].tp->flush(w, w->rank, &w->peers[w->rank].q, NULL, NULL);
+    for (int t = 0; t < w->size; t++) {
+        fr_peer *p = &w->peers[t];
+        if (t == w->rank || (!announce && p->q.n == 0))
+            continue;
+        fr_pkt done = {.type = FR_PKT_FENCE_DONE, .seq = w->fence_count};
+        int trc = p->tp->flush(w, t, &p->q, NULL, announce ? &done : NULL);
+        if (rc == MPI_SUCCESS)
+            rc = trc;
+    }
+    return rc;
+}
+
+/* ---- direct ---- */
+
+static int direct_complete(void *arg)
+{
+    fr_win *w = arg;
+    if (w->pending != 0)
+        return 0;
+    for (int t = 0; t < w->size; t++) {
+        fr_peer *p = &w->peers[t];
+        if (t != w->rank && (p->fence_seq < w->fence_count || p->ops_done < p->fence_upto))
+            return 0;
+    }
+    return 1;
+}
+
+static int fence_close_direct(fr_win *w)
+{
+    for (int t = 0; t < w->size; t++) /* large copies wait for the target to be in the epoch */
+        fr_direct_await(w, t, &w->peers[t].q);
+    int rc = issue_all(w, 1);
+    fr_wait_until(direct_complete, w);
+    return rc;
+}
+
+/* ---- reduce-scatter ---- */
+
+static int rs_complete(void *arg)
+{
+    fr_win *w = arg;
+    return w->pending == 0 && w->fence_done >= w->fence_expected;
+}
+
+static int fence_close_rs(fr_win *w)
+{
+    uint64_t *counts = fr_xcalloc((size_t)w->size, sizeof *counts);
+    for (int t = 0; t < w->size; t++)
+        counts[t] = w->peers[t].q.n; /* my own count included: local operations are counted too */
+    uint64_t incoming = 0;
+    MPI_Request rs;
+    FR_CHECK_MPI(PMPI_Ireduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T, MPI_SUM, w->comm,
+                                            &rs));
+    fr_wait_request(&rs);
+    free(counts);
+    w->fence_expected += incoming;
+    int rc = issue_all(w, 0);
+    fr_wait_until(rs_complete, w);
+    return rc;
+}
+
+static int fence(fr_win *w, int assert)
+{
+    if (assert & ~FENCE_ASSERTS)
+        return fr_errorf(FR_ERR_ASSERT, "assertion 0x%x has bits MPI_Win_fence does not know",
+                         assert);
+    if (w->start_active || w->post_active || w->nlocks > 0)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_fence while a %s epoch is open",
+                         w->nlocks > 0 ? "lock" : "post/start/complete/wait");
+    if ((assert & MPI_MODE_NOPRECEDE) && w->fence_ops > 0)
+        return fr_errorf(FR_ERR_ASSERT, "MPI_MODE_NOPRECEDE, but %llu RMA operations were "
+                                        "issued since the last fence",
+                         (unsigned long long)w->fence_ops);
+    w->fence_count++;
+    for (int r = 0; r < w->size; r++) /* what others sent for this fence may now run */
+        if (w->peers[r].held)
+            fr_am_replay_held(w, r);
+    int rc = MPI_SUCCESS;
+    if (!(assert & MPI_MODE_NOPRECEDE))
+        rc = fr_fence_is_direct(w) ? fence_close_direct(w) : fence_close_rs(w);
+    w->fence_ops = 0;
+    w->fence = (assert & MPI_MODE_NOSUCCEED) ? FR_FENCE_OFF : FR_FENCE_ARMED;
+    w->fence_opened = w->fence_count;
+    fr_direct_fence_passed(w);
+    w->st.fences++;
+    return rc;
+}
+
+FR_API int MPI_Win_fence(int assert, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, FR_NEXT(Win_fence)(assert, win));
+    FR_WIN_EXIT("MPI_Win_fence", fence(w, assert));
+}
+FR_PMPI(Win_fence);

@@ -1,0 +1,344 @@
+/* sync_lock.c - MPI_Win_lock/MPI_Win_unlock and the target's fair lock queue.
+ *
+ * Origin (seed 001 section 4.3: all work at unlock). MPI_Win_lock only records the lock; RMA calls
+ * queue. MPI_Win_unlock sends ONE batch: LOCK, the operations (gets last), UNLOCK carrying how
+ * many operations I have sent that target in all, then waits for UNLOCK_ACK. A single-operation
+ * epoch is therefore one message each way, as in seed 001's piggyback optimisation, and so is an
+ * epoch of many small operations. Lock on oneself blocks in MPI_Win_lock until granted, because
+ * the program may then access its window with loads and stores.
+ *
+ * Target (seed 000 section 2, fairness). A request is granted at once when the window is not
+ * locked, or when it is shared, the window is held shared and nobody is queued; otherwise it is
+ * queued, and the packets behind it in its batch are held until the grant (am_recv.c). When the last holder
+ * releases, the head of the queue is granted: an exclusive request alone, or every shared
+ * request up to the next exclusive one. A queued exclusive request thus blocks later shared
+ * ones, and nobody starves.
+ *
+ * A holder releases when its UNLOCK has arrived and every operation it announced has completed
+ * here; then the target sends UNLOCK_ACK. The ack is needed even after a get: a large put's data
+ * travels in its own message and may complete after the get's data was sent.
+ *
+ * MPI_MODE_NOCHECK (no conflicting lock can exist): no LOCK packet is sent, the operations run at
+ * once, and UNLOCK only waits for their completion.
+ *
+ * Shared lock word (shm_lock.h). A target with a shared state page (direct.h) keeps its lock as a
+ * ticket lock there instead of the queue above: node peers that map the page take and release
+ * it themselves with atomics, the target draws tickets for the origins that send LOCK packets
+ * (granting them from the progress engine when their turn comes), and for itself. Such an
+ * origin's MPI_Win_unlock waits for its turn, copies its puts and gets straight into the window
+ * (direct.c), sends whatever must travel (accumulates) with a request for acknowledgement, and
+ * releases once that is acknowledged: no LOCK, UNLOCK or UNLOCK_ACK, and no work for the target
+ * when everything is copied.
+ */
+#include "transport/direct.h"
+#include "progress/entry.h"
+#include "core/next.h"
+#include "node/shm_lock.h"
+#include "progress/progress.h"
+#include "transport/transport.h"
+
+#include <stdlib.h>
+
+/* ---- target side ---- */
+
+static void queue_push(fr_win *w, int rank, int type)
+{
+    if (w->lk_len == w->lk_cap) {
+        size_t cap = w->lk_cap ? w->lk_cap * 2 : 8;
+        fr_lockreq *q = fr_xcalloc(cap, sizeof *q);
+        for (size_t i = 0; i < w->lk_len; i++)
+            q[i] = w->lk_queue[(w->lk_head + i) % w->lk_cap];
+        free(w->lk_queue);
+        w->lk_queue = q;
+        w->lk_cap = cap;
+        w->lk_head = 0;
+    }
+    w->lk_queue[(w->lk_head + w->lk_len) % w->lk_cap] = (fr_lockreq){rank, type};
+    w->lk_len++;
+}
+
+static fr_lockreq *queue_head(fr_win *w) { return w->lk_len ? &w->lk_queue[w->lk_head] : NULL; }
+
+static void queue_pop(fr_win *w)
+{
+    w->lk_head = (w->lk_head + 1) % w->lk_cap;
+    w->lk_len--;
+}
+
+/* src holds the lock now (either mode): run what it sent behind its request. */
+static void granted(fr_win *w, int src)
+{
+    fr_peer *p = &w->peers[src];
+    p->lk = FR_LK_GRANTED;
+    if (p->held)
+        fr_am_replay_held(w, src);
+}
+
+/* Queue mode: count the holder. */
+static void grant(fr_win *w, int src, int type)
+{
+    w->lk_mode = type;
+    w->lk_holders++;
+    granted(w, src);
+}
+
+static int exclusive(int type) { return type == MPI_LOCK_EXCLUSIVE; }
+
+void fr_lock_poll(fr_win *w)
+{
+    fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    for (int r = 0; r < w->size && w->lk_waiting > 0; r++) {
+        fr_peer *p = &w->peers[r];
+        if (p->lk == FR_LK_WAITING && fr_lockword_enter(lw, p->lk_ticket, exclusive(p->lk_type))) {
+            w->lk_waiting--;
+            granted(w, r);
+        }
+    }
+}
+
+int fr_target_lock(fr_win *w, int src, int type)
+{
+    fr_peer *p = &w->peers[src];
+    fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    if (lw) {
+        p->lk_ticket = fr_lockword_take(lw);
+        p->lk_type = type;
+        if (fr_lockword_enter(lw, p->lk_ticket, exclusive(type))) {
+            granted(w, src);
+            return 1;
+        }
+        p->lk = FR_LK_WAITING;
+        w->lk_waiting++;
+        return 0;
+    }
+    int free_now = w->lk_holders == 0;
+    int share = type == MPI_LOCK_SHARED && w->lk_mode == MPI_LOCK_SHARED && w->lk_len == 0;
+    if (free_now || share) {
+        grant(w, src, type);
+        return 1;
+    }
+    p->lk = FR_LK_WAITING;
+    queue_push(w, src, type);
+    return 0;
+}
+
+/* The last holder left: grant the head, and with it every shared request up to an exclusive. */
+static void grant_next(fr_win *w)
+{
+    fr_lockreq *head = queue_head(w);
+    if (!head)
+        return;
+    if (head->type == MPI_LOCK_EXCLUSIVE) {
+        int rank = head->rank;
+        queue_pop(w);
+        grant(w, rank, MPI_LOCK_EXCLUSIVE);
+        return;
+    }
+    while ((head = queue_head(w)) && head->type == MPI_LOCK_SHARED) {
+        int rank = head->rank;
+        queue_pop(w);
+        grant(w, rank, MPI_LOCK_SHARED);
+    }
+}
+
+static void try_release(fr_win *w, int src)
+{
+    fr_peer *p = &w->peers[src];
+    if (!p->unlock_seen || p->ops_done < p->unlock_upto)
+        return;
+    p->unlock_seen = 0;
+    if (!p->unlock_nocheck) {
+        fr_lockword *lw = fr_direct_lockword(w, w->rank);
+        p->lk = FR_LK_IDLE;
+        if (lw) {
+            fr_lockword_release(lw, p->lk_ticket, exclusive(p->lk_type));
+        } else if (--w->lk_holders == 0) {
+            w->lk_mode = 0;
+            grant_next(w);
+        }
+    }
+    fr_pkt ack = {.type = FR_PKT_UNLOCK_ACK};
+    p->tp->notify(w, src, &ack);
+}
+
+void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck)
+{
+    fr_peer *p = &w->peers[src];
+    p->unlock_seen = 1;
+    p->unlock_upto = upto;
+    p->unlock_nocheck = nocheck;
+    try_release(w, src);
+}
+
+/* Operations completing may be what an UNLOCK is waiting for. */
+void fr_lock_op_done(fr_win *w, int src)
+{
+    if (w->peers[src].unlock_seen)
+        try_release(w, src);
+}
+
+/* ---- origin side ---- */
+
+void fr_origin_unlock_acked(fr_win *w, int src) { w->peers[src].unlock_acked = 1; }
+
+/* My lock epoch on target takes the lock in target's shared lock word myself. */
+static fr_lockword *own_lockword(fr_win *w, int target)
+{
+    fr_peer *p = &w->peers[target];
+    if (!p->lock_held || p->lock_nocheck || target == w->rank)
+        return NULL;
+    return fr_direct_lockword(w, target);
+}
+
+int fr_lock_may_issue(fr_win *w, int target)
+{
+    fr_peer *p = &w->peers[target];
+    fr_lockword *lw = own_lockword(w, target);
+    if (!lw)
+        return 1;
+    if (p->dlock == FR_DLOCK_NONE) {
+        p->dlock_ticket = fr_lockword_take(lw);
+        p->dlock = FR_DLOCK_WAITING;
+    }
+    if (p->dlock == FR_DLOCK_WAITING &&
+        fr_lockword_enter(lw, p->dlock_ticket, exclusive(p->lock_held)))
+        p->dlock = FR_DLOCK_HELD;
+    return p->dlock == FR_DLOCK_HELD;
+}
+
+const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf)
+{
+    fr_peer *p = &w->peers[target];
+    /* The lock on myself was taken in MPI_Win_lock; NOCHECK takes none; a shared lock word is
+     * taken by the origin itself (fr_lock_may_issue). */
+    if (!p->lock_held || p->lock_nocheck || target == w->rank || p->lock_sent ||
+        own_lockword(w, target))
+        return NULL;
+    *buf = (fr_pkt){.type = FR_PKT_LOCK, .lock_type = (uint8_t)p->lock_held};
+    p->lock_sent = 1;
+    return buf;
+}
+
+typedef struct peer_wait {
+    fr_win *w;
+    int rank;
+} peer_wait;
+
+static int self_granted(void *arg)
+{
+    peer_wait *pw = arg;
+    return pw->w->peers[pw->rank].lk == FR_LK_GRANTED;
+}
+
+static int unlock_done(void *arg)
+{
+    peer_wait *pw = arg;
+    fr_peer *p = &pw->w->peers[pw->rank];
+    return p->unlock_acked && p->pending == 0;
+}
+
+static int may_issue(void *arg)
+{
+    peer_wait *pw = arg;
+    return fr_lock_may_issue(pw->w, pw->rank);
+}
+
+static int acked(void *arg)
+{
+    peer_wait *pw = arg;
+    fr_peer *p = &pw->w->peers[pw->rank];
+    return p->remote_upto >= p->ops_sent && p->pending == 0;
+}
+
+/* Unlock of a lock taken in target's shared lock word: wait for my turn, copy or send the
+ * operations, and release once those that travelled are acknowledged. */
+static int unlock_own(fr_win *w, int rank, fr_lockword *lw)
+{
+    fr_peer *p = &w->peers[rank];
+    peer_wait pw = {w, rank};
+    fr_wait_until(may_issue, &pw);
+    int rc = p->q.n ? p->tp->flush(w, rank, &p->q, NULL, NULL) : MPI_SUCCESS;
+    if (p->remote_upto < p->ops_sent)
+        fr_ack_ask(w, rank, p->ops_sent);
+    fr_wait_until(acked, &pw);
+    fr_lockword_release(lw, p->dlock_ticket, exclusive(p->lock_held));
+    p->dlock = FR_DLOCK_NONE;
+    return rc;
+}
+
+static int lock(fr_win *w, int type, int rank, int assert)
+{
+    int rc;
+    if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
+        return fr_errorf(FR_ERR_LOCKTYPE, "lock type %d is neither MPI_LOCK_SHARED nor "
+                                          "MPI_LOCK_EXCLUSIVE", type);
+    if (assert & ~MPI_MODE_NOCHECK)
+        return fr_errorf(FR_ERR_ASSERT, "assertion 0x%x has bits MPI_Win_lock does not know", assert);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if ((rc = fr_win_check_rank(w, rank)))
+        return rc;
+    fr_peer *p = &w->peers[rank];
+    if (p->lock_held)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "rank %d is already locked by this process", rank);
+    if (w->start_active)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_lock inside a post/start/complete/wait "
+                                              "access epoch");
+    if (w->fence == FR_FENCE_ARMED && w->fence_ops > 0)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_lock inside a fence epoch");
+    p->lock_held = type;
+    p->lock_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    w->nlocks++;
+    w->fence = FR_FENCE_OFF;
+    if (rank == w->rank && !p->lock_nocheck && !fr_target_lock(w, rank, type)) {
+        peer_wait pw = {w, rank};
+        fr_wait_until(self_granted, &pw);
+    }
+    return MPI_SUCCESS;
+}
+
+static int unlock(fr_win *w, int rank)
+{
+    int rc;
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if ((rc = fr_win_check_rank(w, rank)))
+        return rc;
+    fr_peer *p = &w->peers[rank];
+    if (!p->lock_held)
+        return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_unlock(%d) without a matching "
+                                                "MPI_Win_lock", rank);
+    fr_lockword *lw = own_lockword(w, rank);
+    if (lw) {
+        rc = unlock_own(w, rank, lw);
+    } else {
+        fr_pkt lockpkt;
+        fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK, .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
+        p->unlock_acked = 0;
+        rc = p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);
+        peer_wait pw = {w, rank};
+        fr_wait_until(unlock_done, &pw);
+        if (p->remote_upto < unlockpkt.arg)
+            p->remote_upto = unlockpkt.arg;
+    }
+    p->lock_held = 0;
+    p->lock_nocheck = 0;
+    p->lock_sent = 0;
+    w->nlocks--;
+    w->st.locks++;
+    return rc;
+}
+
+FR_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, FR_NEXT(Win_lock)(lock_type, rank, assert, win));
+    FR_WIN_EXIT("MPI_Win_lock", lock(w, lock_type, rank, assert));
+}
+FR_PMPI(Win_lock);
+
+FR_API int MPI_Win_unlock(int rank, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, FR_NEXT(Win_unlock)(rank, win));
+    FR_WIN_EXIT("MPI_Win_unlock", unlock(w, rank));
+}
+FR_PMPI(Win_unlock);

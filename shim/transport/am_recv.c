@@ -1,0 +1,200 @@
+/* am_recv.c - the message transport, target side: receive batches, run their packets.
+ *
+ * A packet that may not run yet is held, and so is every later packet from the same origin in
+ * its role as origin, so they keep their order; they run when the condition clears (the lock is
+ * granted, this process posts or enters the fence; see may_run). Replies to this process's own
+ * epochs (UNLOCK_ACK) are never held behind them. Every operation is counted complete
+ * (fr_target_op_done) only once its data is in the window, combined into it, or sent back; the
+ * synchronization protocols wait on those counts.
+ *
+ * A target re-checks every range against its own window. An operation that fails the check can
+ * only come from an origin that bypassed its own checks; it is reported on stderr and dropped
+ * (counted, so nobody waits for it forever), and never touches memory. */
+#include "dtype/acc.h"
+#include "direct.h"
+#include "progress/progress.h"
+#include "transport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An operation whose data moves in its own message. */
+typedef struct target_xfer {
+    fr_win *w;
+    int src;
+    fr_epoch epoch;
+    uint64_t number;     /* fr_target_op_begin */
+    const fr_dtype *tt;  /* held rebuilt target datatype */
+    void *addr;          /* accumulate: where to combine */
+    int count;
+    int op_index;
+    void *tmp;           /* accumulate: the origin's data */
+    size_t tmp_len;
+} target_xfer;
+
+static void xfer_done(void *ctx, MPI_Status *st)
+{
+    target_xfer *x = ctx;
+    if (x->tmp) {
+        int rc = fr_direct_acc_apply(x->w, x->w->rank, x->addr, x->count, x->tt, x->tmp,
+                                     x->tmp_len, fr_op_handle(x->op_index));
+        if (rc != MPI_SUCCESS)
+            fprintf(stderr, "flexrma: rank %d: accumulate from rank %d failed: %s\n", x->w->rank,
+                    x->src, fr_error_detail());
+        free(x->tmp);
+    }
+    fr_am_rxtype_unhold(x->tt);
+    x->w->target_pending--;
+    fr_target_op_done(x->w, x->src, x->epoch, x->number);
+    free(x);
+}
+
+static void reject(fr_win *w, int src, const fr_pkt *p, const char *why)
+{
+    fprintf(stderr, "flexrma: rank %d: dropped an RMA operation from rank %d: %s\n", w->rank, src,
+            why);
+}
+
+static void run_op(fr_win *w, int src, const fr_pkt *p)
+{
+    const unsigned char *desc = (const unsigned char *)(p + 1);
+    const unsigned char *data = desc + fr_pkt_align(p->desc_len);
+    fr_epoch epoch = (fr_epoch)p->epoch;
+    if ((p->flags & FR_PKTF_TYPEDESC) &&
+        fr_am_rxtype_add(w, src, p->dtype, desc, (size_t)p->desc_len) != MPI_SUCCESS) {
+        reject(w, src, p, fr_error_detail());
+        fr_target_op_done(w, src, epoch, 0);
+        return;
+    }
+    const fr_dtype *tt = fr_am_rxtype(w, src, p->dtype);
+    MPI_Aint off = 0;
+    if (!tt) {
+        reject(w, src, p, "unknown target datatype");
+        fr_target_op_done(w, src, epoch, 0);
+        return;
+    }
+    if (fr_win_range(w->win_size, w->disp_unit, p->disp, p->count, tt, w->rank, &off) ||
+        fr_dtype_bytes(tt, p->count) != (MPI_Count)p->data_len) {
+        reject(w, src, p, "target range or size does not fit this window");
+        fr_target_op_done(w, src, epoch, 0);
+        return;
+    }
+    char *addr = (char *)w->base + off;
+    int rc = MPI_SUCCESS;
+    if (p->flags & FR_PKTF_INLINE) {
+        if (p->type == FR_PKT_PUT && tt->contiguous) /* data_len was checked just above */
+            memcpy(addr, data, (size_t)p->data_len);
+        else if (p->type == FR_PKT_PUT)
+            rc = fr_unpack(data, (size_t)p->data_len, addr, p->count, tt);
+        else
+            rc = fr_direct_acc_apply(w, w->rank, addr, p->count, tt, data, (size_t)p->data_len,
+                                     fr_op_handle(p->op));
+        if (rc != MPI_SUCCESS)
+            reject(w, src, p, fr_error_detail());
+        fr_target_op_done(w, src, epoch, 0);
+        return;
+    }
+    target_xfer *x = fr_xcalloc(1, sizeof *x);
+    *x = (target_xfer){.w = w, .src = src, .epoch = epoch, .tt = tt, .addr = addr,
+                       .count = p->count, .op_index = p->op};
+    x->number = fr_target_op_begin(w, src);
+    fr_am_rxtype_hold(tt);
+    MPI_Request req;
+    int tag = (int)p->data_tag;
+    if (p->type == FR_PKT_PUT) {
+        FR_CHECK_MPI(PMPI_Irecv(addr, p->count, tt->handle, src, tag, w->comm, &req));
+    } else if (p->type == FR_PKT_GET) {
+        FR_CHECK_MPI(PMPI_Isend(addr, p->count, tt->handle, src, tag, w->comm, &req));
+    } else {
+        /* Received as MPI_PACKED (any message may be): the packed form fr_acc_apply takes, and
+         * exactly data_len bytes even when the element type has gaps (MPI_DOUBLE_INT). */
+        if (p->data_len > INT32_MAX)
+            fr_fatal("accumulate of %llu bytes exceeds an MPI count",
+                     (unsigned long long)p->data_len);
+        x->tmp_len = (size_t)p->data_len;
+        x->tmp = fr_xmalloc(x->tmp_len);
+        FR_CHECK_MPI(PMPI_Irecv(x->tmp, (int)x->tmp_len, MPI_PACKED, src, tag, w->comm, &req));
+    }
+    w->target_pending++;
+    fr_pending_add(req, xfer_done, x);
+}
+
+static void hold(fr_peer *peer, const fr_pkt *p, size_t size)
+{
+    fr_held *h = fr_xmalloc(sizeof *h + size);
+    h->next = NULL;
+    h->len = size;
+    memcpy(h->bytes, p, size);
+    *peer->held_tail = h;
+    peer->held_tail = &h->next;
+}
+
+static int is_op(const fr_pkt *p)
+{
+    return p->type == FR_PKT_PUT || p->type == FR_PKT_GET || p->type == FR_PKT_ACC;
+}
+
+/* Whether src's packet may touch this window now: its epoch must be open here. */
+static int may_run(const fr_win *w, int src, const fr_pkt *p)
+{
+    const fr_peer *peer = &w->peers[src];
+    fr_epoch e = is_op(p) ? (fr_epoch)p->epoch : FR_EPOCH_NONE;
+    if (e == FR_EPOCH_LOCK || p->type == FR_PKT_UNLOCK)
+        return peer->lk != FR_LK_WAITING;
+    if (e == FR_EPOCH_PSCW || p->type == FR_PKT_COMPLETE)
+        /* MPI_Win_post not called yet, or the epoch it opened was closed in my state page
+         * (direct.h): it belongs to my next exposure epoch, keep it */
+        return peer->post_open && !fr_direct_completed(w, src);
+    if (e == FR_EPOCH_FENCE || p->type == FR_PKT_FENCE_DONE)
+        return p->seq <= w->fence_count; /* this process has not entered that fence yet */
+    return 1; /* counter epochs and counter packets: the window is always exposed to them */
+}
+
+static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
+{
+    fr_peer *peer = &w->peers[src];
+    if (!fr_pkt_is_reply(p) && (peer->held || !may_run(w, src, p))) {
+        hold(peer, p, size);
+        return;
+    }
+    if (is_op(p)) {
+        run_op(w, src, p);
+    } else if (p->type == FR_PKT_TYPE_DROP) {
+        const uint64_t *ids = (const uint64_t *)(p + 1);
+        for (uint64_t i = 0; i < p->arg && i * sizeof(uint64_t) < p->desc_len; i++)
+            fr_am_rxtype_drop(w, src, ids[i]);
+    } else {
+        fr_sync_packet(w, src, p);
+    }
+}
+
+void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        const fr_pkt *p = (const fr_pkt *)(buf + off);
+        /* Bound each length first so fr_pkt_size() cannot overflow. */
+        if (len - off < sizeof *p || p->desc_len > len ||
+            ((p->flags & FR_PKTF_INLINE) && p->data_len > len) || fr_pkt_size(p) > len - off)
+            fr_fatal("malformed batch of %zu bytes from rank %d at offset %zu", len, src, off);
+        size_t size = (size_t)fr_pkt_size(p);
+        run_packet(w, src, p, size);
+        off += size;
+    }
+}
+
+void fr_am_replay_held(fr_win *w, int src)
+{
+    /* Packets that still may not run are held again, in order, by run_packet. */
+    fr_peer *peer = &w->peers[src];
+    fr_held *h = peer->held;
+    peer->held = NULL;
+    peer->held_tail = &peer->held;
+    while (h) {
+        fr_held *next = h->next;
+        run_packet(w, src, (const fr_pkt *)h->bytes, h->len);
+        free(h);
+        h = next;
+    }
+}

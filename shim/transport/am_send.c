@@ -1,0 +1,285 @@
+/* am_send.c - the origin side of the transports that carry batches: one batch per target and
+ * closing call, built here and handed to the target's transport's `deliver` step, which is an
+ * MPI message for "am" (am_deliver below) and a shared-memory ring for "shm" (tp_shm.c).
+ *
+ * The batch carries, in order: the datatype ids the target may forget, the opening packet
+ * (LOCK), the operations with puts and accumulates before gets (seed 001 section 4.3: gets last,
+ * so the data a target sends back reflects the epoch's updates), and the closing packet
+ * (COMPLETE or UNLOCK). Payloads up to FLEXRMA_EAGER_MAX travel inside the batch; larger ones go
+ * in a message of their own straight from the user's buffer with the user's datatype, and a get
+ * posts its receive into the user's buffer before the batch leaves. */
+#include "direct.h"
+#include "progress/progress.h"
+#include "progress/request.h"
+#include "core/next.h"
+#include "transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Batches above this size are cut in two; the halves keep their order (same tag, same pair). */
+#define FR_BATCH_MAX ((size_t)64 << 20)
+/* Larger batch buffers are not kept for reuse. */
+#define FR_BATCH_SPARE_MAX ((size_t)64 << 10)
+
+/* An internal request of the origin: a batch in flight or one operation's data message. */
+typedef struct xfer {
+    fr_win *w;
+    int target;
+    fr_dtype *dt;         /* origin datatype used by the request, released at completion */
+    unsigned char *buf;   /* batch buffer, freed at completion */
+    fr_req *req;          /* the application's request for the operation, if any */
+} xfer;
+
+static void xfer_done(void *ctx, MPI_Status *st)
+{
+    xfer *x = ctx;
+    if (x->req)
+        x->req->cls->op_done_here(x->req);
+    if (x->dt)
+        fr_dtype_release(x->dt);
+    free(x->buf);
+    x->w->pending--;
+    x->w->peers[x->target].pending--;
+    free(x);
+}
+
+static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned char *buf,
+                  fr_req *owner)
+{
+    xfer *x = fr_xmalloc(sizeof *x);
+    *x = (xfer){w, target, dt, buf, owner};
+    w->pending++;
+    w->peers[target].pending++;
+    fr_pending_add(req, xfer_done, x);
+}
+
+/* Send len bytes of buf with tag; returns 1 when the send is still in flight and owns buf. */
+static int am_send(fr_win *w, int target, unsigned char *buf, size_t len, int tag)
+{
+    MPI_Request req;
+    int flag = 0;
+    FR_CHECK_MPI(PMPI_Isend(buf, (int)len, MPI_BYTE, target, tag, w->comm, &req));
+    /* Small messages complete at once (eager protocol): skip the bookkeeping. */
+    FR_CHECK_MPI(FR_NEXT(Test)(&req, &flag, MPI_STATUS_IGNORE));
+    if (flag)
+        return 0;
+    track(w, target, req, NULL, buf, NULL);
+    return 1;
+}
+
+/* The message transport's delivery: the batch is one message with tag FR_TAG_PKT, which the
+ * target's inbox receives (am_inbox.c); a bigger one than that holds goes after its length. */
+static int am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
+{
+    if (len > INT32_MAX)
+        fr_fatal("batch of %zu bytes exceeds an MPI count", len);
+    if (len <= fr_opt.am_inbox)
+        return am_send(w, target, buf, len, FR_TAG_PKT);
+    uint64_t *announce = fr_xmalloc(sizeof *announce);
+    *announce = len;
+    if (!am_send(w, target, (unsigned char *)announce, sizeof *announce, FR_TAG_PKT))
+        free(announce);
+    return am_send(w, target, buf, len, FR_TAG_PKT_BIG);
+}
+
+/* The buffer of the last batch the transport did not keep: most batches are copied into a ring
+ * or sent eagerly at once, so the next one reuses it instead of a malloc/free pair per closing
+ * call. A batch built while another is under construction finds none and allocates its own. */
+static fr_batch spare;
+
+static fr_batch batch_begin(void)
+{
+    fr_batch b = spare;
+    spare = (fr_batch){0};
+    return b;
+}
+
+/* The next batch to target t starts with what was packed for it already (fr_batch_pack_now). */
+static fr_batch batch_begin_to(fr_win *w, int t)
+{
+    fr_peer *p = &w->peers[t];
+    if (p->packed.len == 0)
+        return batch_begin();
+    fr_batch b = p->packed;
+    p->packed = (fr_batch){0};
+    return b;
+}
+
+static void batch_recycle(fr_batch *b)
+{
+    if (spare.buf || b->cap > FR_BATCH_SPARE_MAX) {
+        free(b->buf);
+    } else {
+        spare = (fr_batch){b->buf, 0, b->cap};
+    }
+    *b = (fr_batch){0};
+}
+
+/* Hand the batch to the target's transport; batches to one target keep their order there. */
+static void batch_send(fr_win *w, int target, fr_batch *b)
+{
+    if (b->len > 0 && w->peers[target].tp->deliver(w, target, b->buf, b->len))
+        *b = (fr_batch){0}; /* the transport frees it */
+    else
+        batch_recycle(b);
+}
+
+/* Room at the end of b for a packet with desc_len bytes of description and inline_len of data;
+ * returns where its header goes. Operation packets are written there in place, not built on
+ * the stack and copied. */
+static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
+                          uint64_t inline_len)
+{
+    size_t need =
+        sizeof(fr_pkt) + (size_t)fr_pkt_align(desc_len) + (size_t)fr_pkt_align(inline_len);
+    if (b->len > 0 && b->len + need > FR_BATCH_MAX)
+        batch_send(w, target, b);
+    if (b->len + need > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + need)
+            cap *= 2;
+        b->buf = fr_xrealloc(b->buf, cap);
+        b->cap = cap;
+    }
+    fr_pkt *h = (fr_pkt *)(b->buf + b->len);
+    b->len += need;
+    return h;
+}
+
+/* Append a synchronization packet (and the description it carries, if any). */
+static void batch_add(fr_win *w, int target, fr_batch *b, const fr_pkt *h, const void *desc)
+{
+    fr_pkt *at = batch_room(w, target, b, h->desc_len, h->flags & FR_PKTF_INLINE ? h->data_len : 0);
+    *at = *h;
+    if (h->desc_len)
+        memcpy(at + 1, desc, h->desc_len);
+}
+
+/* Data messages between two processes flow both ways with tags chosen by different counters:
+ * put/accumulate data (origin -> target, the origin's counter) uses even tags, get replies
+ * (target -> origin, the origin's counter too) odd ones, so a reply can never match the data of
+ * an operation the peer issues to me. */
+static uint32_t next_tag(fr_win *w, int is_get)
+{
+    if (w->next_tag + 2 > w->tag_ub)
+        w->next_tag = FR_TAG_DATA_MIN;
+    uint32_t tag = (uint32_t)w->next_tag + (is_get ? 1 : 0);
+    w->next_tag += 2;
+    return tag;
+}
+
+static const uint8_t pkt_of_kind[] = {[FR_OP_PUT] = FR_PKT_PUT, [FR_OP_GET] = FR_PKT_GET,
+                                      [FR_OP_ACC] = FR_PKT_ACC};
+
+/* The operation's packet, its data inline or in a message of its own sent now. */
+static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
+{
+    int rc = MPI_SUCCESS;
+    fr_peer *p = &w->peers[t];
+    const fr_dtype *td = op->target_dt;
+    int eager = fr_op_is_eager(op);
+    int with_desc = !td->predefined && !fr_u64map_get(&p->types_sent, td->id);
+    if (with_desc)
+        fr_u64map_put(&p->types_sent, td->id, (void *)1);
+    uint64_t ordinal = ++p->ops_sent;
+    uint32_t data_tag = 0;
+    if (!eager) {
+        if (op->req)
+            op->req->cls->op_issued(op->req, ordinal, 0);
+        data_tag = next_tag(w, op->kind == FR_OP_GET);
+        MPI_Request req;
+        if (op->kind == FR_OP_GET)
+            FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+                                    (int)data_tag, w->comm, &req));
+        else
+            FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+                                    (int)data_tag, w->comm, &req));
+        fr_dtype_retain(op->origin_dt);
+        track(w, t, req, op->origin_dt, NULL, op->req);
+    }
+    uint64_t desc_len = with_desc ? td->wire_len : 0;
+    fr_pkt *h = batch_room(w, t, b, desc_len, eager ? (uint64_t)op->bytes : 0);
+    *h = (fr_pkt){.type = pkt_of_kind[op->kind],
+                  .epoch = (uint8_t)op->epoch,
+                  .flags = (uint8_t)((eager ? FR_PKTF_INLINE : 0) |
+                                     (with_desc ? FR_PKTF_TYPEDESC : 0)),
+                  .op = op->op_index,
+                  .count = op->target_count,
+                  .data_tag = data_tag,
+                  .disp = op->target_disp,
+                  .dtype = td->id,
+                  .seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0,
+                  .desc_len = desc_len,
+                  .data_len = (uint64_t)op->bytes};
+    if (with_desc)
+        memcpy(h + 1, td->wire, desc_len);
+    if (!eager)
+        return MPI_SUCCESS;
+    unsigned char *data = (unsigned char *)(h + 1) + fr_pkt_align(desc_len);
+    if (op->origin_dt->contiguous) /* op->bytes was checked against it at issue */
+        memcpy(data, op->origin_addr, (size_t)op->bytes);
+    else
+        rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
+    if (op->req)
+        op->req->cls->op_issued(op->req, ordinal, 1); /* packed: complete here */
+    return rc;
+}
+
+static int add_op(fr_win *w, int t, fr_batch *b, const fr_op *op)
+{
+    int rc;
+    if (fr_direct_try(w, t, op, &rc))
+        return rc;
+    return add_packet(w, t, b, op);
+}
+
+int fr_batch_pack_now(fr_win *w, int t, const fr_op *op, int *rc)
+{
+    fr_peer *p = &w->peers[t];
+    if (!p->tp->deliver || !fr_op_is_eager(op))
+        return 0;
+    if (p->packed.len == 0)
+        p->packed = batch_begin();
+    *rc = add_packet(w, t, &p->packed, op);
+    return 1;
+}
+
+int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trail)
+{
+    fr_peer *p = &w->peers[t];
+    fr_batch b = batch_begin_to(w, t);
+    int rc = MPI_SUCCESS;
+    if (p->ntypes_drop > 0) {
+        fr_pkt drop = {.type = FR_PKT_TYPE_DROP, .arg = p->ntypes_drop,
+                       .desc_len = p->ntypes_drop * sizeof(uint64_t)};
+        batch_add(w, t, &b, &drop, p->types_drop);
+        p->ntypes_drop = 0;
+    }
+    if (lead)
+        batch_add(w, t, &b, lead, NULL);
+    for (int gets = 0; gets <= 1; gets++)
+        for (size_t i = 0; i < q->n; i++)
+            if ((q->ops[i].kind == FR_OP_GET) == gets) {
+                int orc = add_op(w, t, &b, &q->ops[i]);
+                if (rc == MPI_SUCCESS)
+                    rc = orc;
+            }
+    fr_opq_clear(q);
+    if (trail) {
+        trail->arg = p->ops_sent;
+        batch_add(w, t, &b, trail, NULL);
+    }
+    batch_send(w, t, &b);
+    return rc;
+}
+
+int fr_batch_notify(fr_win *w, int t, const fr_pkt *pkt)
+{
+    fr_batch b = batch_begin_to(w, t);
+    batch_add(w, t, &b, pkt, NULL);
+    batch_send(w, t, &b);
+    return MPI_SUCCESS;
+}
+
+const fr_transport fr_tp_am = {"am", fr_batch_flush, fr_batch_notify, am_deliver};

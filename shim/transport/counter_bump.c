@@ -1,0 +1,76 @@
+/* counter_bump.c - where a counter bump goes: straight into the owner's shared state block with
+ * an atomic, or as a BUMP packet behind the operations it follows (sync_counter.c).
+ *
+ * The rule: no process may observe a bump before the data of the operations it covers. A BUMP
+ * packet keeps that by itself (the owner applies it once its prefix of my operations is
+ * complete). An atomic bump is applied the moment it is made, so it is allowed only when every
+ * operation I issued to the owner is already known complete there (fr_peer_settled):
+ *
+ *     p->pending == 0               nothing of mine to it is in flight (data messages, batches
+ *                                   waiting for ring space), and
+ *     p->remote_upto >= p->ops_sent my operations 1..ops_sent to it are complete in its window
+ *                                   (learned from an UNLOCK_ACK or BUMP_ACK)
+ *
+ * and its state block is mapped here, with a word for the counter's slot. Operations that travel
+ * through the ring are not complete at the target before it ran them, so today a bump right
+ * after eager puts still goes as a packet, in order; an operation the data path completes at
+ * issue (a direct copy into mapped window memory) must simply not count in ops_sent beyond
+ * remote_upto, and bumps after it take the atomic path without any change here.
+ *
+ * Issuing operations never settles a peer that is not settled: it can only add numbered
+ * operations or pending sends. So a caller with operations to issue first asks
+ * fr_bump_may_go_direct: when no, the bump travels in the operations' batch (one message, as
+ * before the shared state block existed); when yes, it issues them alone and then tries
+ * fr_bump_direct, which checks again (a numbered operation falls back to a packet).
+ *
+ * Ordering of the atomic path: the covered data is in the owner's memory before the bump, either
+ * written by the owner itself before its acknowledgement reached me (ring or message: acquire on
+ * my side), or copied by me; the bump is a release (shm_counter.h), and the owner reads the
+ * counter with acquire. Bumps of one origin may therefore be observed out of the order they were
+ * made (an atomic one before an earlier packet still in the ring): harmless, since the data of
+ * both is complete by then and a counter only counts. */
+#include "sync/counters.h"
+#include "node/shm_counter.h"
+#include "shm_state.h"
+
+#include <stdio.h>
+
+int fr_peer_settled(const fr_peer *p) { return p->pending == 0 && p->remote_upto >= p->ops_sent; }
+
+static volatile AO_t *word_of(fr_win *w, int target, uint64_t key)
+{
+    return fr_shm_state_counter(w->peers[target].state, fr_counter_key_slot(key));
+}
+
+int fr_bump_may_go_direct(fr_win *w, int target, uint64_t key)
+{
+    return word_of(w, target, key) && fr_peer_settled(&w->peers[target]);
+}
+
+fr_bump_way fr_bump_direct(fr_win *w, int target, uint64_t key)
+{
+    volatile AO_t *word = word_of(w, target, key);
+    if (!word || !fr_peer_settled(&w->peers[target]))
+        return FR_BUMP_PACKET;
+    switch (fr_shm_counter_bump(word, fr_counter_key_gen(key), &w->peers[target].bump_guess)) {
+    case FR_SHM_BUMPED:
+        w->st.bumps_shm++;
+        return FR_BUMP_APPLIED;
+    case FR_SHM_GONE:
+        /* What the owner reports for a BUMP packet to a freed counter; here I am the one who
+         * knows. */
+        w->st.bumps_gone++;
+        fprintf(stderr, "flexrma: rank %d: dropped a counter bump to rank %d: the counter was "
+                        "freed by its owner\n", w->rank, target);
+        return FR_BUMP_GONE;
+    case FR_SHM_FULL:
+        break;
+    }
+    return FR_BUMP_PACKET; /* the owner counts it in its private 64-bit part */
+}
+
+int fr_bump_gone_error(int target)
+{
+    return fr_errorf(FR_ERR_COUNTER, "the counter of rank %d was freed: the bump was dropped",
+                     target);
+}

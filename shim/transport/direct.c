@@ -1,0 +1,384 @@
+/* direct.c - single-copy access to node peers' windows (see direct.h for when and why).
+ *
+ * Memory ordering. The owner writes fence_passed and posted[]; a peer writes only its own
+ * completed[] slot (the lock word and the accumulate stripes are shared atomics, shm_lock.h and
+ * acc_shared.c).
+ *   owner:  local stores into its window, then store fence_passed / posted[r] with release
+ *           -> an origin that loads the new value with acquire sees those stores, so its get
+ *              reads them and its put lands after them;
+ *   origin: copy into the target's window, then publish the closing packet in the ring (release,
+ *           shm_ring.c) or store completed[me] with release -> the target that has run the
+ *           packet, or loaded completed[me] with acquire, sees the data.
+ * A cross-memory-attach copy is a system call, which orders the same way. */
+#include "direct.h"
+#include "sync/counters.h"
+#include "dtype/acc.h"
+#include "core/next.h"
+#include "progress/progress.h"
+#include "progress/request.h"
+#include "node/shm_lock.h"
+#include "node/shm_map.h"
+#include "node/shm_seg.h"
+#include "transport.h"
+
+#include <atomic_ops.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STATE_MAGIC 0x66726469726563UL /* "frdirec" */
+
+/* The page each member shares with its node peers. */
+typedef struct dstate {
+    AO_t magic;
+    AO_t size;              /* window members: entries of posted[] and of completed */
+    AO_t fence_passed;      /* number of the last fence this member completed: every operation
+                               of the epochs before it is in its window */
+    AO_t pad[5];            /* the lock on a cache line of its own */
+    fr_lockword lock;       /* the passive-target lock on its window (shm_lock.h) */
+    fr_lockword acc_stripes[FR_ACC_STRIPES]; /* accumulate locks, by stripe of its window
+                               (acc.h, acc_shared.c) */
+    AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative;
+                               then, from posted + size, completed: by origin window rank, its
+                               access epochs to this member that it closed without a COMPLETE
+                               packet (fr_direct_complete), counted as MPI_Win_start counts them */
+} dstate;
+
+static volatile AO_t *completed_of(dstate *s, int size, int origin)
+{
+    return &s->posted[size + origin];
+}
+
+typedef enum dmode { D_NONE = 0, D_MAP, D_CMA } dmode;
+
+typedef struct dpeer {
+    dmode mode;
+    char *win;              /* D_MAP: its window base, mapped here */
+    uint64_t remote_base;   /* D_CMA: its window base in its own address space */
+    pid_t pid;
+    fr_peer_proc *proc;     /* holds the mappings below */
+    uint64_t win_serial;    /* mapped window segment, 0 if none */
+    uint64_t state_serial;  /* mapped state page */
+    dstate *state;
+    uint64_t starts;        /* my access epochs that included it (MPI_Win_start) */
+} dpeer;
+
+typedef struct fr_direct {
+    dstate *mine;
+    dpeer *peers;           /* by window rank */
+} fr_direct;
+
+/* What each member publishes at creation. */
+typedef struct direct_info {
+    int64_t pid;
+    uint64_t base;          /* window base in its address space */
+    uint64_t size;          /* window bytes */
+    fr_seg_ref win;         /* segment holding the whole window; serial 0 if none */
+    fr_seg_ref state;       /* its state page; serial 0 if none */
+    fr_cma_probe probe;
+} direct_info;
+
+/* ---- creation ---- */
+
+static size_t state_bytes(int size) { return sizeof(dstate) + 2 * (size_t)size * sizeof(AO_t); }
+
+static void map_peer(fr_win *w, dpeer *d, const direct_info *in)
+{
+    if (in->state.serial == 0 || fr_peer_proc_open((pid_t)in->pid, &d->proc) != MPI_SUCCESS)
+        return;
+    d->pid = (pid_t)in->pid;
+    void *base;
+    if (fr_seg_map_remote(d->proc, &in->state, &base) != MPI_SUCCESS)
+        return;
+    d->state_serial = in->state.serial;
+    d->state = (dstate *)((char *)base + in->state.offset);
+    if (in->state.size < in->state.offset + state_bytes(w->size) ||
+        AO_load_acquire(&d->state->magic) != STATE_MAGIC ||
+        AO_load(&d->state->size) != (AO_t)w->size)
+        return;
+    if (in->win.serial != 0 && fr_seg_map_remote(d->proc, &in->win, &base) == MPI_SUCCESS) {
+        d->win_serial = in->win.serial;
+        d->win = (char *)base + in->win.offset;
+        d->mode = D_MAP;
+    } else if (fr_cma_usable(d->pid, &in->probe)) {
+        d->remote_base = in->base;
+        d->mode = D_CMA;
+    }
+}
+
+int fr_direct_setup(fr_win *w)
+{
+    if (fr_opt.transport == FR_TRANSPORT_AM)
+        return MPI_SUCCESS;
+    fr_direct *dx = fr_xcalloc(1, sizeof *dx);
+    dx->peers = fr_xcalloc((size_t)w->size, sizeof *dx->peers);
+    w->direct = dx;
+    direct_info mine = {.pid = getpid(), .base = (uint64_t)(uintptr_t)w->base,
+                        .size = (uint64_t)w->win_size};
+    if (fr_opt.direct && w->chan) {
+        void *page;
+        if (fr_seg_alloc(state_bytes(w->size), &page) == MPI_SUCCESS) {
+            dx->mine = page;
+            AO_store(&dx->mine->size, (AO_t)w->size);
+            /* Publishes the formatted page: a peer that reads the magic sees the size. */
+            AO_store_release(&dx->mine->magic, STATE_MAGIC);
+            fr_seg_lookup(page, 0, &mine.state);
+        }
+        if (w->win_size > 0)
+            fr_seg_lookup(w->base, (size_t)w->win_size, &mine.win);
+        fr_cma_probe_self(&mine.probe);
+    }
+    direct_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
+    FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                                    MPI_BYTE, w->comm));
+    for (int r = 0; r < w->size; r++)
+        if (dx->mine && r != w->rank && w->peers[r].tp == &fr_tp_shm && all[r].size > 0)
+            map_peer(w, &dx->peers[r], &all[r]);
+    free(all);
+    /* Named segments: every peer that needed the name has opened it (the allgather above). */
+    if (dx->mine)
+        fr_seg_unlink_name(dx->mine);
+    return MPI_SUCCESS;
+}
+
+void fr_direct_destroy(fr_win *w)
+{
+    fr_direct *dx = w->direct;
+    if (!dx)
+        return;
+    for (int r = 0; r < w->size; r++) {
+        dpeer *d = &dx->peers[r];
+        if (!d->proc)
+            continue;
+        if (d->win_serial)
+            fr_seg_unmap_remote(d->proc, d->win_serial);
+        if (d->state_serial)
+            fr_seg_unmap_remote(d->proc, d->state_serial);
+        fr_peer_proc_release(d->proc);
+    }
+    if (dx->mine)
+        fr_seg_free(dx->mine);
+    free(dx->peers);
+    free(dx);
+    w->direct = NULL;
+}
+
+/* ---- announcements ---- */
+
+void fr_direct_fence_passed(fr_win *w)
+{
+    if (w->direct && w->direct->mine) /* release: my window stores before the fence come first */
+        AO_store_release(&w->direct->mine->fence_passed, (AO_t)w->fence_count);
+}
+
+void fr_direct_posted(fr_win *w, const int *ranks, int n)
+{
+    if (!w->direct || !w->direct->mine)
+        return;
+    for (int i = 0; i < n; i++) { /* release: my window stores before the post come first */
+        volatile AO_t *slot = &w->direct->mine->posted[ranks[i]];
+        AO_store_release(slot, AO_load(slot) + 1);
+    }
+}
+
+void fr_direct_started(fr_win *w, int target)
+{
+    if (w->direct)
+        w->direct->peers[target].starts++;
+}
+
+/* ---- reaching a peer ---- */
+
+static dpeer *peer_of(fr_win *w, int target)
+{
+    if (!w->direct || target == w->rank)
+        return NULL;
+    dpeer *d = &w->direct->peers[target];
+    return d->mode == D_NONE ? NULL : d;
+}
+
+int fr_direct_reached(fr_win *w, int target) { return peer_of(w, target) != NULL; }
+
+int fr_direct_complete(fr_win *w, int target)
+{
+    dpeer *d = peer_of(w, target);
+    const fr_peer *p = &w->peers[target];
+    /* Not while my last COMPLETE to it may be unread there: it would count for a later epoch. */
+    if (!d || !fr_peer_settled(p) || p->acks_got < p->close_ack)
+        return 0;
+    /* release: my copies into its window come before it sees the epoch closed */
+    AO_store_release(completed_of(d->state, w->size, w->rank), (AO_t)d->starts);
+    w->st.closed_direct++;
+    return 1;
+}
+
+int fr_direct_completed(const fr_win *w, int origin)
+{
+    dstate *s = w->direct ? w->direct->mine : NULL;
+    /* acquire: the origin's copies come before my reads of the window */
+    return s && AO_load_acquire(completed_of(s, w->size, origin)) >= AO_load(&s->posted[origin]);
+}
+
+/* Does the operation suit this peer's way of access at all? */
+static int suits(const dpeer *d, const fr_op *op)
+{
+    if (op->bytes == 0)
+        return 0;
+    if (d->mode == D_MAP)
+        return 1;
+    if (op->kind == FR_OP_ACC)
+        return 0; /* a read-modify-write needs the memory mapped */
+    /* A system call only pays beyond the eager limit; remote iovecs only for contiguous ones. */
+    return !fr_op_is_eager(op) && op->target_dt->contiguous;
+}
+
+/* Has the target opened its window to op's epoch? (acquire: its window stores before that) */
+static int permitted(const fr_win *w, int target, const dpeer *d, const fr_op *op)
+{
+    switch (op->epoch) {
+    case FR_EPOCH_COUNTER:
+        return 1;
+    case FR_EPOCH_FENCE:
+        return fr_fence_is_direct(w) &&
+               AO_load_acquire(&d->state->fence_passed) >= (AO_t)w->fence_opened;
+    case FR_EPOCH_PSCW:
+        return AO_load_acquire(&d->state->posted[w->rank]) >= (AO_t)d->starts;
+    case FR_EPOCH_LOCK: {
+        const fr_peer *p = &w->peers[target];
+        return p->lock_nocheck || p->dlock == FR_DLOCK_HELD;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ---- accumulates ---- */
+
+/* The state page of member rank as this process sees it: its own, or a node peer's mapped one
+ * (NULL: none, or the peer is not reached directly). */
+static dstate *state_of(fr_win *w, int rank)
+{
+    if (!w->direct)
+        return NULL;
+    if (rank == w->rank)
+        return w->direct->mine;
+    dpeer *d = peer_of(w, rank);
+    return d ? d->state : NULL;
+}
+
+int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
+                        const void *packed, size_t len, MPI_Op op)
+{
+    dstate *s = state_of(w, owner);
+    if (!s) /* nobody maps this window: only its owner combines into it */
+        return fr_acc_apply(NULL, addr, count, t, packed, len, op);
+    fr_acc_share share = {.base = owner == w->rank ? w->base : peer_of(w, owner)->win,
+                          .stripes = s->acc_stripes};
+    int rc = fr_acc_apply(&share, addr, count, t, packed, len, op);
+    w->st.acc_atomic += share.atomic;
+    w->st.acc_locked += share.locked;
+    return rc;
+}
+
+/* ---- copies ---- */
+
+static int acc_map(fr_win *w, int target, char *at, const fr_op *op)
+{
+    size_t bytes = (size_t)op->bytes;
+    void *tmp = op->origin_dt->contiguous ? NULL : fr_xmalloc(bytes);
+    int rc = tmp ? fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes)
+                 : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = fr_direct_acc_apply(w, target, at, op->target_count, op->target_dt,
+                                 tmp ? tmp : op->origin_addr, bytes, fr_op_handle(op->op_index));
+    free(tmp);
+    return rc;
+}
+
+static int copy_map(fr_win *w, const dpeer *d, int target, const fr_op *op)
+{
+    char *at = d->win + op->target_disp * (MPI_Aint)w->peers[target].disp_unit;
+    if (op->kind == FR_OP_ACC)
+        return acc_map(w, target, at, op);
+    if (op->kind == FR_OP_PUT)
+        return fr_copy_typed(op->origin_addr, op->origin_count, op->origin_dt, at,
+                             op->target_count, op->target_dt, (size_t)op->bytes);
+    return fr_copy_typed(at, op->target_count, op->target_dt, op->origin_addr, op->origin_count,
+                         op->origin_dt, (size_t)op->bytes);
+}
+
+static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
+{
+    size_t bytes = (size_t)op->bytes;
+    uint64_t at = d->remote_base +
+                  (uint64_t)(op->target_disp * (MPI_Aint)w->peers[target].disp_unit);
+    struct iovec remote = {(void *)(uintptr_t)at, bytes};
+    void *tmp = op->origin_dt->contiguous ? NULL : fr_xmalloc(bytes);
+    struct iovec local = {tmp ? tmp : op->origin_addr, bytes};
+    int rc;
+    if (op->kind == FR_OP_PUT) {
+        rc = tmp ? fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes)
+                 : MPI_SUCCESS;
+        if (rc == MPI_SUCCESS)
+            rc = fr_cma_write(d->pid, &local, 1, &remote, 1);
+    } else {
+        rc = fr_cma_read(d->pid, &local, 1, &remote, 1);
+        if (rc == MPI_SUCCESS && tmp)
+            rc = fr_unpack(tmp, bytes, op->origin_addr, op->origin_count, op->origin_dt);
+    }
+    free(tmp);
+    return rc;
+}
+
+int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
+{
+    dpeer *d = peer_of(w, target);
+    if (!d || !suits(d, op) || !permitted(w, target, d, op))
+        return 0;
+    *rc = d->mode == D_MAP ? copy_map(w, d, target, op) : copy_cma(w, d, target, op);
+    w->st.direct++;
+    if (op->req) /* complete at both ends: no ordinal to wait for */
+        op->req->cls->op_issued(op->req, 0, 1);
+    return 1;
+}
+
+typedef struct await_arg {
+    fr_win *w;
+    int target;
+    const dpeer *d;
+    const fr_op *op;
+} await_arg;
+
+static int permission_arrived(void *arg)
+{
+    const await_arg *a = arg;
+    return permitted(a->w, a->target, a->d, a->op);
+}
+
+void fr_direct_await(fr_win *w, int target, const fr_opq *q)
+{
+    dpeer *d = peer_of(w, target);
+    if (!d)
+        return;
+    for (size_t i = 0; i < q->n; i++) {
+        const fr_op *op = &q->ops[i];
+        /* A closing fence waits for the target's FENCE_DONE anyway, which it sends only after
+         * passing the fence that opened the epoch: waiting for that costs nothing, and copies
+         * instead of packets the target would hold until then (once ops travel, the two sides
+         * of a fence exchange can stay out of step, each one's ops travelling in turn). */
+        int waitable = (op->epoch == FR_EPOCH_PSCW && !fr_op_is_eager(op)) ||
+                       (op->epoch == FR_EPOCH_FENCE && fr_fence_is_direct(w));
+        if (waitable && suits(d, op)) {
+            await_arg a = {w, target, d, op};
+            fr_wait_until(permission_arrived, &a);
+            return; /* one permission covers the whole queue: it is one epoch */
+        }
+    }
+}
+
+fr_lockword *fr_direct_lockword(fr_win *w, int rank)
+{
+    dstate *s = state_of(w, rank);
+    return s ? &s->lock : NULL;
+}

@@ -1,0 +1,89 @@
+/* direct.h - single-copy access to a node peer's window: the origin copies put data straight into
+ * the target's window memory, and get data straight out of it, while the closing call runs.
+ *
+ * Two ways to reach a peer's window (chosen per peer at window creation, tried in this order):
+ *  - mapped: the window lies in one MPI_Alloc_mem segment (shm_seg.h), which this process maps
+ *    (shm_map.h); a copy is a memcpy, or a pack/unpack for derived datatypes;
+ *  - cma: any other memory (malloc, stack, static), through process_vm_writev/readv; one system
+ *    call per operation, so only for payloads above the eager limit, and only where the target
+ *    layout is contiguous (the origin side may be anything: it is packed first).
+ * A peer that neither reaches keeps the batch path (data inside the batch or in a message).
+ * Accumulates are applied by the origin too, into mapped windows only, element by element
+ * (fr_direct_acc_apply).
+ *
+ * When a copy may happen: the target must have opened its window to this origin's epoch, which
+ * each member announces in a small page of shared per-window state that its node peers map:
+ *  - fence: the number of the last fence it completed (an operation of the epoch before may
+ *    still be landing while it waits in the fence, and a get must not overtake it); only with
+ *    the direct fence scheme, where the target leaves its closing fence after every
+ *    origin's FENCE_DONE, which the origin sends after its copies (the reduce-scatter scheme
+ *    counts only operations that travel, so its windows keep the batch path);
+ *  - post/start/complete/wait: how many exposure epochs it has posted to each origin; the
+ *    origin's k-th access epoch to it matches its k-th post (MPI matches them in order);
+ *  - counter epochs (sync-ops requests, MPIX_Put_signal): always, the window being exposed to
+ *    counter-synchronized access for its whole life (specification section 6);
+ *  - lock epochs: once this origin holds the target's lock, taken in the target's shared lock
+ *    word (shm_lock.h), or with MPI_MODE_NOCHECK.
+ * A copied operation is complete at both ends when the copy returns. It is never sent and never
+ * numbered (fr_peer.ops_sent): the packet that closes the epoch follows it in the same ring,
+ * published with release order after the copy, so a target that has run that packet sees the
+ * data, and its counts (which only concern operations that travel) need no change.
+ *
+ * Callers hold the engine lock. */
+#ifndef FR_DIRECT_H
+#define FR_DIRECT_H
+
+#include "win/win.h"
+
+/* Collective over w->comm unless FLEXRMA_TRANSPORT=am, after the channel is set up: make this
+ * member's state page, publish it with the description of its window memory, and map the
+ * window memory and state of every node peer whose ring this process reached. A peer that
+ * cannot be reached directly is simply left on the batch path; only running out of memory fails. */
+int fr_direct_setup(fr_win *w);
+void fr_direct_destroy(fr_win *w);
+
+/* Announce to node peers: this process has completed fence number w->fence_count (everything
+ * issued before it is in its window; it is now in the epoch that fence opened). */
+void fr_direct_fence_passed(fr_win *w);
+/* Announce to node peers: this process posted an exposure epoch to the n ranks. */
+void fr_direct_posted(fr_win *w, const int *ranks, int n);
+/* MPI_Win_start: my next access epoch includes target. */
+void fr_direct_started(fr_win *w, int target);
+/* Is target's window reached directly (mapped or by cross-memory attach)? */
+int fr_direct_reached(fr_win *w, int target);
+/* MPI_Win_complete, after target's operations were issued: close my access epoch to target in
+ * its state page instead of a COMPLETE packet. Only to a peer reached directly and settled
+ * (fr_peer_settled: nothing of mine to it in flight or unacknowledged, so every operation of
+ * the epoch was copied and nothing of it can arrive later), and that has acknowledged my last
+ * COMPLETE packet (fr_peer.close_ack): an unread one would close a later exposure epoch there.
+ * Returns 1 if done. */
+int fr_direct_complete(fr_win *w, int target);
+/* Target: has origin closed my current exposure epoch to it that way (its count of closed
+ * access epochs has reached my count of posts to it)? Then every operation of that epoch is
+ * in my window, and any PSCW packet of it arriving now belongs to my next exposure epoch. */
+int fr_direct_completed(const fr_win *w, int origin);
+
+/* The lock word of rank's window (shm_lock.h) if this process uses it: its own when it has a
+ * shared state page, a node peer's when mapped (then every lock request of this process on it
+ * takes a ticket there itself). NULL: the lock travels in LOCK/UNLOCK packets. */
+struct fr_lockword *fr_direct_lockword(fr_win *w, int rank);
+
+/* Apply an accumulate to the window of member `owner` (this process or a mapped node peer) at
+ * addr, as fr_acc_apply does. When owner has a state page, node peers may combine into its
+ * window at the same moment (their direct accumulates, the owner's from packets and its own):
+ * then every element is combined on its own, with a hardware atomic or under one of the
+ * accumulate stripes in that page (acc_shared.c), atomic per element as MPI asks. */
+int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
+                        const void *packed, size_t len, MPI_Op op);
+
+/* Copy op to target now if the target's window can be reached and its epoch allows it.
+ * Returns 1 if done (*rc: the copy's result; op's request, if any, is told that the operation
+ * is complete at both ends), 0 if the op must travel in a batch. */
+int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
+/* Before a closing call issues q to target: if only the target's permission keeps an operation
+ * of q from being copied, wait for it: complete for the matching post when an operation is
+ * large enough that a copy beats the message path; a closing fence (direct scheme) always, for
+ * the target to pass the fence that opened the epoch. */
+void fr_direct_await(fr_win *w, int target, const fr_opq *q);
+
+#endif

@@ -1,0 +1,347 @@
+/* win.h - a flexrma window: the member table, the epoch state of this process, and the
+ * per-member state the synchronization protocols keep.
+ *
+ * The user's MPI_Win handle is a genuine window of the underlying MPI (the "carrier", a zero-byte
+ * window over MPI_COMM_SELF); flexrma maps it to this object. Names, user attributes, error
+ * handlers and handle conversion therefore keep working through functions flexrma does not
+ * intercept. All traffic of the window runs on a private duplicate of the creation communicator,
+ * so it never matches application messages.
+ *
+ * The member table is an array indexed by window rank, not a communicator: a member's transport,
+ * size and protocol state live in fr_peer, so membership can later change without rebuilding the
+ * engine around a new communicator.
+ */
+#ifndef FR_WIN_H
+#define FR_WIN_H
+
+#include "core/fr.h"
+#include "dtype/dtype.h"
+#include "core/u64map.h"
+
+struct fr_transport;
+struct fr_chan;
+struct fr_chan_peer;
+struct fr_req;
+struct fr_counters;
+struct fr_pkt;
+struct fr_direct;
+struct fr_shm_state;
+
+/* The kind of epoch an RMA operation belongs to; carried in every operation packet so the target
+ * can account completions per synchronization method. */
+typedef enum fr_epoch {
+    FR_EPOCH_NONE = 0,
+    FR_EPOCH_FENCE,
+    FR_EPOCH_PSCW,
+    FR_EPOCH_LOCK,
+    FR_EPOCH_COUNTER, /* covered by a started sync-ops request (ext/syncobj) */
+} fr_epoch;
+const char *fr_epoch_name(fr_epoch e);
+
+typedef enum fr_opkind { FR_OP_PUT = 1, FR_OP_GET, FR_OP_ACC, FR_OP_KINDS } fr_opkind;
+
+/* One RMA operation, queued at the origin until the epoch's closing call issues it
+ * (seed 001 section 4: "do everything in the second synchronization call"). It holds references
+ * on both datatype descriptions, so the user may free the handles meanwhile. */
+typedef struct fr_op {
+    fr_opkind kind;
+    fr_epoch epoch;
+    int op_index;              /* accumulate: fr_op_index() */
+    void *origin_addr;
+    int origin_count;
+    fr_dtype *origin_dt;
+    MPI_Aint target_disp;
+    int target_count;
+    fr_dtype *target_dt;
+    MPI_Count bytes;           /* data bytes moved */
+    struct fr_req *req;        /* the request that waits for it (MPI_Iput...), or NULL */
+} fr_op;
+
+typedef struct fr_opq {
+    fr_op *ops;
+    size_t n, cap;
+} fr_opq;
+
+/* Packets laid end to end, on their way to one target (am_send.c). */
+typedef struct fr_batch {
+    unsigned char *buf;
+    size_t len, cap;
+} fr_batch;
+
+/* A packet held at the target until the lock it belongs to is granted. */
+typedef struct fr_held {
+    struct fr_held *next;
+    size_t len;
+    unsigned char bytes[];
+} fr_held;
+
+typedef enum fr_lockstate { FR_LK_IDLE = 0, FR_LK_WAITING, FR_LK_GRANTED } fr_lockstate;
+/* An origin's own hold on a node peer's shared lock word (direct.h). */
+enum { FR_DLOCK_NONE = 0, FR_DLOCK_WAITING, FR_DLOCK_HELD };
+
+/* One member of the window as seen from this process, in both roles. */
+typedef struct fr_peer {
+    MPI_Aint size;             /* its window size in bytes */
+    int disp_unit;
+    uint32_t member_id;        /* identity in the window that survives membership changes */
+    const struct fr_transport *tp;
+    struct fr_chan_peer *chan; /* a node peer whose ring I attached to: the rings between us */
+    struct fr_shm_state *state;/* its shared state block, mapped here (shm_state.h), or NULL */
+
+    /* --- this process as origin, the member as target --- */
+    fr_opq q;                  /* operations waiting for the closing synchronization */
+    fr_opq cq;                 /* operations of my counter epochs, waiting for a sync-ops
+                                  request's completion */
+    fr_batch packed;           /* counter-epoch operations packed as they were issued: the head
+                                  of my next batch to it (fr_batch_pack_now) */
+    int cover[FR_OP_KINDS];    /* my started sync-ops requests to it covering each kind */
+    uint32_t bump_guess;       /* the bumps my last atomic bump to it left in its counter word:
+                                  where the next one starts (fr_shm_counter_bump) */
+    uint64_t acks_asked;       /* BUMP acknowledgements I asked it for, cumulative */
+    uint64_t acks_got;         /* ... and received (they come in order) */
+    uint64_t close_ack;        /* the acknowledgement asked for behind my last COMPLETE packet to
+                                  it: until it came, that COMPLETE may be unread there, and my
+                                  next epoch must not close in its state page (direct.c) */
+    uint64_t ack_failed;       /* number of the last acknowledgement reporting a dropped bump */
+    uint64_t reads_asked, reads_got; /* counter reads (MPIX_Win_sync_read) */
+    uint64_t read_value;
+    int read_failed;
+    uint64_t ops_sent;         /* operations issued to it, cumulative */
+    int pending;               /* internal requests to it not yet complete */
+    int lock_held;             /* MPI_LOCK_* of my lock epoch on it, 0 if none */
+    int lock_nocheck;
+    int lock_sent;             /* the LOCK of my lock epoch on it left already (fr_lock_lead) */
+    int dlock;                 /* FR_DLOCK_*: my lock epoch's lock, taken in its shared lock word */
+    uint64_t dlock_ticket;     /* ... with this ticket */
+    uint64_t remote_upto;      /* my operations 1..remote_upto to it are known complete there */
+    uint64_t ack_upto_asked;   /* the largest operation count an acknowledgement was asked for */
+    int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
+    int in_start;              /* member of my current access group (PSCW) */
+    fr_u64map types_sent;      /* ids of my derived datatypes it has cached */
+    uint64_t *types_drop;      /* ids it should forget, sent with my next packet to it */
+    size_t ntypes_drop, cap_types_drop;
+
+    /* --- this process as target, the member as origin --- */
+    uint64_t ops_run;          /* its operations started here, numbered 1, 2, ... in order */
+    uint64_t *open_ops;        /* numbers of those not complete yet, ascending */
+    size_t nopen, cap_open;
+    uint64_t ops_done;         /* the longest complete prefix: 1..ops_done are all complete
+                                  (a count would let a later small operation stand in for an
+                                  earlier large one still in flight) */
+    int post_open;             /* I posted to it and its COMPLETE has not arrived: its
+                                  post/start/complete/wait packets may run */
+    uint64_t fence_seq;        /* number of the last fence it told me it closed (FENCE_DONE) */
+    uint64_t fence_upto;       /* ... covering its operations up to this count */
+    int complete_seen;         /* its COMPLETE for my current exposure epoch arrived */
+    uint64_t complete_upto;    /* ... covering its operations up to this count */
+    fr_lockstate lk;           /* its lock request on my window */
+    uint64_t lk_ticket;        /* ... its ticket in my shared lock word, when I have one */
+    int lk_type;
+    int unlock_seen;           /* its UNLOCK arrived; release once ops_done >= unlock_upto */
+    int unlock_nocheck;
+    uint64_t unlock_upto;
+    fr_held *held, **held_tail;/* its packets waiting until they may run (packet.h), in order */
+    struct fr_pkt *bumps;      /* its BUMPs waiting for the operations they follow */
+    size_t nbumps, cap_bumps;
+    fr_u64map types_recv;      /* its datatypes rebuilt here: id -> fr_rxtype */
+} fr_peer;
+
+/* A lock request waiting in the target's fair queue (seed 000 section 2). */
+typedef struct fr_lockreq {
+    int rank;
+    int type;
+} fr_lockreq;
+
+typedef struct fr_win_stats {
+    uint64_t puts, gets, accs, bytes;
+    uint64_t fences, pscw, locks;
+    uint64_t direct;           /* operations copied straight into or out of a peer's window */
+    uint64_t closed_direct;    /* PSCW access epochs closed in the target's state page */
+    uint64_t acc_atomic;       /* accumulate elements I combined with a hardware atomic into a
+                                  window node peers map (acc_shared.c) */
+    uint64_t acc_locked;       /* ... and under a stripe lock there */
+    uint64_t bumps_shm;        /* counter bumps I applied in an owner's shared state block */
+    uint64_t bumps_pkt;        /* ... and sent as BUMP packets (including to myself) */
+    uint64_t bumps_gone;       /* atomic bumps refused: the owner had freed the counter */
+} fr_win_stats;
+
+typedef enum fr_fence_state {
+    FR_FENCE_OFF = 0,  /* no fence epoch: the last fence had MPI_MODE_NOSUCCEED, or none yet */
+    FR_FENCE_ARMED,    /* a fence opened an epoch; RMA calls may follow */
+} fr_fence_state;
+
+/* A group translated into window ranks once (group_ranks.c). */
+typedef struct fr_group_memo {
+    int valid;
+    MPI_Group held;            /* a reference of ours to the group object */
+    int *ranks, n;
+} fr_group_memo;
+#define FR_GROUP_MEMOS 2       /* a post group and a start group */
+
+typedef struct fr_win {
+    MPI_Win handle;            /* the carrier the user holds */
+    MPI_Comm comm;             /* private duplicate of the creation communicator */
+    MPI_Group group;
+    int rank, size;
+    void *base;
+    MPI_Aint win_size;
+    int disp_unit;
+    fr_peer *peers;            /* indexed by window rank */
+    int id;                    /* creation order in this process, for statistics */
+    uint64_t uid;              /* identity shared by all members, drawn at creation */
+    uint32_t next_member_id;   /* the identity the next joiner gets (ext/dynwin): identities are
+                                  never reused, so a leaver's counters never name a joiner */
+    struct fr_req *reqs;       /* flexrma requests on this window (request.h) */
+    struct fr_counters *counters; /* counters this process owns (ext/syncobj) */
+
+    /* access epochs of this process (origin side) */
+    fr_fence_state fence;
+    uint64_t fence_ops;        /* operations issued in the current fence epoch */
+    uint64_t fence_count;      /* MPI_Win_fence calls this process has entered */
+    uint64_t fence_opened;     /* number of the fence that opened the current fence epoch */
+    int start_active;
+    int *start_ranks, nstart, start_cap; /* the start group in window ranks; kept between epochs */
+    int nlocks;                /* members I hold a lock epoch on */
+
+    /* exposure epochs of this process (target side) */
+    int post_active;
+    int *post_ranks, npost, post_cap;    /* the post group in window ranks; kept between epochs */
+    fr_group_memo group_memo[FR_GROUP_MEMOS]; /* the last groups translated, most recent first */
+    uint64_t fence_expected;   /* fence-epoch operations announced by reduce-scatter, cumulative */
+    uint64_t fence_done;       /* fence-epoch operations completed here, cumulative */
+
+    /* passive target: the lock on my window */
+    int lk_mode;               /* 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    int lk_holders;
+    int lk_waiting;            /* origins whose ticket in my shared lock word waits its turn */
+    fr_lockreq *lk_queue;
+    size_t lk_head, lk_len, lk_cap; /* ring buffer, FIFO */
+
+    /* transport */
+    int pending;               /* my requests as origin not yet complete */
+    int target_pending;        /* requests serving other origins' operations not yet complete */
+    int tag_ub, next_tag;      /* data messages use tags in [FR_TAG_DATA_MIN, tag_ub] */
+    struct fr_chan *chan;      /* shared-memory rings with node peers, or NULL (tp_shm.c) */
+    struct fr_shm_state *state;/* my shared state block, or NULL (shm_state.h) */
+    int am_rx;                 /* members sending me batches as messages: 0, no inbox */
+    struct fr_inbox *inbox;    /* the receive posted for them, or NULL (am_inbox.c) */
+    struct fr_direct *direct;  /* single-copy access to node peers' windows (direct.h) */
+
+    /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
+    int attr_flavor, attr_model;
+
+    fr_win_stats st;
+    struct fr_win *next, *prev;/* the list of live windows the progress engine serves */
+} fr_win;
+
+/* Window lookup on every call: the flexrma window behind a user handle, or NULL for a native
+ * window (which the entry points then pass through to PMPI). */
+fr_win *fr_win_lookup(MPI_Win handle);
+/* Live windows, for the progress engine. */
+extern fr_win *fr_windows;
+extern int fr_nwindows;
+
+/* Building blocks of window creation, shared with membership changes (win_create.c). */
+uint64_t fr_win_draw_uid(void);
+/* w->comm: a private duplicate of comm with MPI_ERRORS_RETURN; rank, size, group, data tags. */
+void fr_win_bind_comm(fr_win *w, MPI_Comm comm);
+/* w->peers for w->size members, empty protocol state; the caller fills size, unit, identity. */
+void fr_win_peers_alloc(fr_win *w);
+void fr_win_peers_free(fr_win *w);
+/* Collective over w->comm: the packet channel, every member's transport and single-copy access
+ * (fr_chan_create, fr_transport_select, fr_chan_agree, fr_direct_setup); the window's result. */
+int fr_win_open_channel(fr_win *w);
+/* Undo fr_win_open_channel (MPI_Win_free, a membership change). */
+void fr_win_close_channel(fr_win *w);
+/* The error for a member r whose FLEXRMA_TRANSPORT (mode_r) is not rank 0's (mode_0). */
+int fr_win_transport_differs(int r, int mode_r, int mode_0);
+
+/* Epoch bookkeeping shared by the synchronization files (epoch.c). */
+int fr_win_check_rank(fr_win *w, int rank);
+/* The epoch an operation of `kind` to `target` would belong to now, or an fr_errorf() code. */
+int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out);
+/* The window rank of the member with identity id, or -1. */
+int fr_win_rank_of_member(const fr_win *w, uint32_t id);
+/* The error to raise for a call that needs a flexrma window but got `win`. */
+int fr_not_flexrma_win(MPI_Win win, const char *call);
+/* Non-zero if any access or exposure epoch of this process is open on w. */
+int fr_win_any_epoch(const fr_win *w);
+/* Translate a group into window ranks, into *ranks (grown to *cap as needed, kept by the caller
+ * for the next epoch); FR_ERR_GROUP if a member is not in w (group_ranks.c). */
+int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n);
+/* Free the start and post rank arrays and forget the remembered translations: at window free,
+ * and when the members change (window ranks change meaning). */
+void fr_win_groups_free(fr_win *w);
+
+/* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
+ * with unit disp_unit; *offset gets the byte offset of disp. Inline: every operation passes it
+ * twice, at the origin and at the target. */
+static inline int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count,
+                               const fr_dtype *dt, int target, MPI_Aint *offset)
+{
+    if (disp < 0)
+        return fr_errorf(FR_ERR_DISP, "target displacement %ld is negative", (long)disp);
+    MPI_Aint start, last, lo, hi;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)disp_unit, &start))
+        return fr_errorf(FR_ERR_RANGE, "target displacement %ld overflows", (long)disp);
+    *offset = start;
+    if (count == 0 || dt->size == 0)
+        return MPI_SUCCESS;
+    /* The accessed span is the union of the first and the last element's true extents (the
+     * extent may be negative). */
+    if (__builtin_mul_overflow((MPI_Aint)(count - 1), dt->extent, &last))
+        return fr_errorf(FR_ERR_RANGE, "target access of %d elements overflows", count);
+    lo = dt->true_lb + (last < 0 ? last : 0);
+    hi = dt->true_lb + dt->true_extent + (last > 0 ? last : 0);
+    if (__builtin_add_overflow(start, lo, &lo) || __builtin_add_overflow(start, hi, &hi) ||
+        lo < 0 || hi > win_size)
+        return fr_errorf(FR_ERR_RANGE,
+                         "target range [%ld, %ld) at rank %d lies outside its window of %ld bytes",
+                         (long)lo, (long)hi, target, (long)win_size);
+    return MPI_SUCCESS;
+}
+
+/* The RMA calls (rma_ops.c). Check an operation and describe it in *op, with its epoch when
+ * need_epoch; op->bytes == 0 for one that moves nothing (MPI_PROC_NULL target, zero size). */
+int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                   int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                   int need_epoch, fr_op *op);
+/* Issue a prepared operation: copied into the target's window now where its epoch already
+ * allows a direct copy (direct.h) and nothing of mine to it is queued or in flight, else queued
+ * for the epoch's closing call. Returns the copy's result (MPI_SUCCESS when queued). */
+int fr_rma_issue(fr_win *w, int target, const fr_op *op);
+/* Count it in the window's statistics. */
+void fr_rma_count(fr_win *w, const fr_op *op);
+/* Issue now what is queued to target in any epoch (an operation's request is waited for before
+ * the epoch's closing call), opening a lock epoch at the target if needed (epoch.c). */
+int fr_win_issue_now(fr_win *w, int target);
+
+/* Operation queues (opq.c). */
+void fr_opq_push(fr_opq *q, const fr_op *op);
+void fr_opq_clear(fr_opq *q); /* releases the datatype references of every op */
+void fr_op_release(fr_op *op);
+/* Operations issued to the target that have not left yet, in either form. */
+static inline int fr_peer_unsent(const fr_peer *p) { return p->cq.n > 0 || p->packed.len > 0; }
+
+/* Does the operation's data travel inside the packet (so it is complete at the origin once
+ * queued for sending)? */
+static inline int fr_op_is_eager(const fr_op *op)
+{
+    return op->kind != FR_OP_GET && (size_t)op->bytes <= fr_opt.eager_max;
+}
+
+/* Local execution of an operation whose target is this process (local.c). */
+int fr_local_op(fr_win *w, const fr_op *op);
+
+/* Does w close fences with the direct scheme (one FENCE_DONE per pair) rather than by
+ * reduce-scatter? Depends only on the window size, so every member agrees (sync_fence.c); the
+ * single-copy path (direct.c) relies on the direct scheme. */
+static inline int fr_fence_is_direct(const fr_win *w)
+{
+    return w->size <= fr_opt.fence_direct_max;
+}
+
+/* Wait, serving the progress engine, until cond(arg) is true (progress.c). */
+void fr_wait_until(int (*cond)(void *), void *arg);
+
+#endif
