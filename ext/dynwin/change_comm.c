@@ -37,12 +37,13 @@
  * never name a joiner. A leaver's window draws a new uid: copies of the old window's counters
  * are then "of another window" there, and it can later join the old window again. */
 #include "flexrma.h"
+#include "api/win_create.h"
 #include "sync/counters.h"
 #include "progress/entry.h"
 #include "core/next.h"
 #include "progress/progress.h"
 #include "progress/request.h"
-#include "transport/transport.h"
+#include "sync/sync.h"
 
 #include <stdlib.h>
 

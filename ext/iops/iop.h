@@ -9,6 +9,7 @@
 #define FR_IOP_H
 
 #include "flexrma.h"
+#include "api/rma_ops.h"
 #include "progress/request.h"
 #include "win/win.h"
 

@@ -7,7 +7,7 @@
 #include "iop.h"
 #include "progress/entry.h"
 #include "core/next.h"
-#include "transport/transport.h"
+#include "sync/sync.h"
 
 static void iop_issued(fr_req *r, uint64_t ordinal, int done_here)
 {

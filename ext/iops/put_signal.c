@@ -16,7 +16,7 @@
 #include "core/next.h"
 #include "progress/progress.h"
 #include "syncobj/syncobj.h"
-#include "transport/transport.h"
+#include "sync/sync.h"
 
 #include <stdlib.h>
 

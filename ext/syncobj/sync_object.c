@@ -1,45 +1,19 @@
 /* sync_object.c - MPI_Win_sync_object_init: the owner waits for `count` bumps of a counter.
  *
- * An armed request joins its counter's queue; bumps accumulate in the counter whether or not
- * anybody is armed, and the head of the queue completes, consuming exactly its count, as soon as
- * the counter holds that many. Serving the queue strictly in arming order keeps a request with
- * a small count from starving one armed earlier with a large count.
- *
- * Bumps of node peers land in the counter's shared word without telling me (counter_shm.c): a
- * counter with armed requests is therefore watched, and progress serves it when its word grew.
- * Consuming subtracts atomically, so a bump added meanwhile is never lost. */
+ * Starting the request arms it in its counter's queue (the engine's, sync/counter.c): bumps
+ * accumulate in the counter whether or not anybody is armed, and the head of the queue
+ * completes, consuming exactly its count, as soon as the counter holds that many, in arming
+ * order. Bumps of node peers land in the counter's shared word without telling me
+ * (sync/counter_shm.c): a counter with armed requests is therefore watched, and progress serves
+ * it when its word grew. */
 #include "syncobj.h"
 #include "progress/entry.h"
 #include "core/next.h"
 
+/* A sync-object request is the engine's waiter on a counter (sync/counters.h). */
+typedef fr_counter_waiter sync_object;
+
 static const fr_req_class sync_object_class;
-
-void fr_counter_serve(fr_win *w, fr_counter *c)
-{
-    sync_object *so;
-    while ((so = c->head) && fr_counter_value(c) >= (uint64_t)so->count) {
-        fr_counter_take(c, (uint64_t)so->count);
-        fr_counter_unqueue(c, so);
-        fr_req_complete(&so->req, MPI_SUCCESS); /* may release so (detached) */
-    }
-    fr_counter_watch(w, c);
-}
-
-void fr_counter_unqueue(fr_counter *c, sync_object *so)
-{
-    sync_object **at = &c->head, *prev = NULL;
-    while (*at && *at != so) {
-        prev = *at;
-        at = &(*at)->next;
-    }
-    if (!*at)
-        return;
-    *at = so->next;
-    if (c->tail == so)
-        c->tail = prev;
-    so->next = NULL;
-    so->armed = 0;
-}
 
 static fr_counter *counter_of(sync_object *so)
 {
@@ -52,14 +26,7 @@ static int object_start(fr_req *r)
     fr_counter *c = counter_of(so);
     if (!c)
         return fr_errorf(FR_ERR_COUNTER, "the counter of this sync-object request was freed");
-    so->armed = 1;
-    so->next = NULL;
-    if (c->tail)
-        c->tail->next = so;
-    else
-        c->head = so;
-    c->tail = so;
-    fr_counter_serve(r->w, c);
+    fr_counter_arm(r->w, c, so);
     return MPI_SUCCESS;
 }
 

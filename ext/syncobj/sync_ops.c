@@ -22,7 +22,7 @@
 #include "syncobj.h"
 #include "progress/entry.h"
 #include "core/next.h"
-#include "transport/transport.h"
+#include "sync/sync.h"
 
 static const fr_opkind kind_of_mode[] = {FR_OP_PUT, FR_OP_GET, FR_OP_ACC};
 static const int mode_bits[] = {MPI_MODE_WIN_PUT, MPI_MODE_WIN_GET, MPI_MODE_WIN_ACCUMULATE};

@@ -10,6 +10,8 @@
 #include "core/next.h"
 #include "transport/direct.h"
 #include "progress/entry.h"
+#include "rma_ops.h"
+#include "sync/sync.h"
 #include "transport/transport.h"
 
 static int check_count(int count, const char *which)

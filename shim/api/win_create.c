@@ -25,45 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-fr_win *fr_windows;
-int fr_nwindows;
-static fr_u64map win_map; /* carrier handle -> fr_win */
-static fr_win *last_found;  /* a program uses one window call after call; under the engine lock */
 static int win_counter;
-
-fr_win *fr_win_lookup(MPI_Win handle)
-{
-    fr_win *w = last_found;
-    if (w && w->handle == handle)
-        return w;
-    if (handle == MPI_WIN_NULL)
-        return NULL;
-    w = fr_u64map_get(&win_map, fr_key_ptr(handle));
-    if (w)
-        last_found = w;
-    return w;
-}
-
-static void list_add(fr_win *w)
-{
-    w->prev = NULL;
-    w->next = fr_windows;
-    if (fr_windows)
-        fr_windows->prev = w;
-    fr_windows = w;
-    fr_nwindows++;
-}
-
-static void list_del(fr_win *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        fr_windows = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    fr_nwindows--;
-}
 
 /* What each member publishes at creation. */
 typedef struct member_info {
@@ -208,8 +170,7 @@ FR_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
     if (rc == MPI_SUCCESS)
         rc = win_build(base, size, disp_unit, info, comm, &w);
     if (rc == MPI_SUCCESS) {
-        fr_u64map_put(&win_map, fr_key_ptr(w->handle), w);
-        list_add(w);
+        fr_win_register(w);
         *win = w->handle;
     }
     FR_LEAVE();
@@ -255,8 +216,6 @@ void fr_win_close_channel(fr_win *w)
 
 static void win_destroy(fr_win *w)
 {
-    if (last_found == w)
-        last_found = NULL;
     fr_win_close_channel(w);
     fr_counters_free(w);
     fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
@@ -290,8 +249,7 @@ FR_API int MPI_Win_free(MPI_Win *win)
     FR_CHECK_MPI(PMPI_Ibarrier(w->comm, &barrier));
     fr_wait_request(&barrier);
     fr_stats_window_freed(w);
-    fr_u64map_del(&win_map, fr_key_ptr(w->handle));
-    list_del(w);
+    fr_win_unregister(w);
     MPI_Win carrier = w->handle;
     win_destroy(w);
     FR_LEAVE();
@@ -300,17 +258,6 @@ FR_API int MPI_Win_free(MPI_Win *win)
     return MPI_SUCCESS;
 }
 FR_PMPI(Win_free);
-
-int fr_not_flexrma_win(MPI_Win win, const char *call)
-{
-    if (!fr_active)
-        return MPI_ERR_WIN; /* flexrma is disabled: its error codes are not registered */
-    int rc = fr_errorf(FR_ERR_WIN, "%s needs a window created by flexrma's MPI_Win_create%s", call,
-                       win == MPI_WIN_NULL ? " (got MPI_WIN_NULL)" : "");
-    if (win == MPI_WIN_NULL)
-        return fr_comm_raise(MPI_COMM_WORLD, call, rc);
-    return fr_handle_raise(win, call, rc);
-}
 
 FR_API int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {

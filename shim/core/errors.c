@@ -5,7 +5,6 @@
  * out of range [0,4)") cannot be a registered string, so it is kept per thread and printed just
  * before a fatal error handler aborts the job. */
 #include "fr.h"
-#include "win/win.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,8 +72,6 @@ int fr_handle_raise(MPI_Win win, const char *call, int rc)
     err_detail[0] = '\0';
     return rc;
 }
-
-int fr_win_raise(fr_win *w, const char *call, int rc) { return fr_handle_raise(w->handle, call, rc); }
 
 int fr_comm_raise(MPI_Comm comm, const char *call, int rc)
 {

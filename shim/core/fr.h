@@ -44,6 +44,8 @@ typedef struct fr_options {
 } fr_options;
 
 extern fr_options fr_opt;
+/* Read fr_opt from the environment (MPI_Init, before anything else). */
+void fr_options_read(void);
 /* Non-zero between flexrma's MPI_Init and MPI_Finalize when not disabled: flexrma is in charge. */
 extern int fr_active;
 /* A communicator over this process alone with MPI_ERRORS_RETURN, for local MPI calls (Pack,
@@ -84,11 +86,10 @@ int fr_errorf(fr_err e, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* The detail recorded by the last fr_errorf() of this thread ("" when none). */
 const char *fr_error_detail(void);
 
-struct fr_win;
 /* Raise rc (an MPI error code) from call `call` through the window's error handler; returns what
- * the handler lets the call return. MPI_SUCCESS passes through untouched. */
-int fr_win_raise(struct fr_win *w, const char *call, int rc);
-int fr_handle_raise(MPI_Win win, const char *call, int rc); /* any window of the MPI library */
+ * the handler lets the call return. MPI_SUCCESS passes through untouched. (A flexrma window:
+ * fr_win_raise, win.h.) */
+int fr_handle_raise(MPI_Win win, const char *call, int rc);
 int fr_comm_raise(MPI_Comm comm, const char *call, int rc);
 
 /* Checked size arithmetic: 0 on success, -1 on overflow. */
@@ -109,6 +110,8 @@ void fr_grow(void *pp, size_t *cap, size_t need, size_t elem);
 
 /* Abort the job on an internal invariant violation or an unexpected MPI failure. */
 void fr_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* What fr_fatal runs before it aborts (node/: remove shared-memory names; set at MPI_Init). */
+void fr_on_fatal(void (*cleanup)(void));
 #define FR_CHECK_MPI(call)                                                                        \
     do {                                                                                          \
         int fr_rc_ = (call);                                                                      \

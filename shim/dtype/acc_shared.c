@@ -27,7 +27,7 @@
  * holder's accesses.
  */
 #include "acc_internal.h"
-#include "progress/progress.h"
+#include "core/idle.h"
 #include "node/shm_lock.h"
 
 #include <string.h>

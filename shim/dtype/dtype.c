@@ -281,18 +281,19 @@ void fr_dtype_release(fr_dtype *d)
     entry_destroy(e);
 }
 
-int fr_dtype_user_free(MPI_Datatype *t)
+int fr_dtype_user_free(MPI_Datatype *t, uint64_t *forget)
 {
     entry *e;
     int rc;
 
+    *forget = 0;
     if (!t)
         return fr_errorf(FR_ERR_ARG, "MPI_Type_free: the datatype argument is NULL");
     e = *t == MPI_DATATYPE_NULL ? NULL : registry_find(*t);
     if (e && !e->mpi_owned) {
         registry_remove(e);
         e->d.user_freed = 1;
-        fr_windows_forget_type(e->d.id);
+        *forget = e->d.id;
         deferred_link(e);
         fr_dtype_release(&e->d); /* the registry's reference */
         *t = MPI_DATATYPE_NULL;

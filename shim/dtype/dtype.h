@@ -68,8 +68,9 @@ void fr_dtype_release(fr_dtype *d); /* only for descriptions from fr_dtype_get()
  * rebuilt at a target too). Does not touch id, refs, wire. */
 int fr_dtype_info(MPI_Datatype t, fr_dtype *d);
 
-/* MPI_Type_free interception: returns what MPI_Type_free must return. */
-int fr_dtype_user_free(MPI_Datatype *t);
+/* MPI_Type_free interception: returns what MPI_Type_free must return. *forget gets the id of a
+ * derived type that targets may have cached (the caller tells the windows), else 0. */
+int fr_dtype_user_free(MPI_Datatype *t, uint64_t *forget);
 
 /* Rebuild a committed datatype from wire bytes. The caller frees it with PMPI_Type_free unless
  * it is predefined (fr_dtype_predef_index(t) >= 0). Malformed input gives FR_ERR_TYPE, never a crash. */
@@ -80,10 +81,6 @@ int fr_dtype_decode(const void *wire, size_t len, MPI_Datatype *out);
 int fr_dtype_predef_index(MPI_Datatype t);
 MPI_Datatype fr_dtype_predef_handle(uint64_t index); /* MPI_DATATYPE_NULL if out of range */
 const fr_dtype *fr_dtype_predef(uint64_t index);     /* static description, NULL if out of range */
-
-/* Called by the registry when the user frees a derived type that has an id: the windows forget
- * that they sent it (and tell targets to drop it with their next packet). Implemented in am_types.c. */
-void fr_windows_forget_type(uint64_t id);
 
 /* Process teardown (MPI_Finalize): free every description and deferred handle. */
 void fr_dtype_finalize(void);

@@ -8,6 +8,7 @@
 #define FR_PROGRESS_H
 
 #include "core/fr.h"
+#include "core/idle.h"
 
 typedef void (*fr_done_fn)(void *ctx, MPI_Status *status);
 
@@ -16,23 +17,14 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx);
 /* One pass: poll every window for packets, complete internal requests. Returns events handled.
  * Engine lock held. */
 int fr_progress(void);
-/* Between polls that found nothing: spin briefly, then yield the core, so more ranks than cores
- * still make progress. fr_idle holds one wait's run of idle polls; every wait (fr_wait_until()
- * in win.h, the request and point-to-point hooks) spins FLEXRMA_SPIN_POLLS idle polls, then at
- * least FR_SPIN_MIN_NS more, before its first yield. */
-typedef struct fr_idle {
-    unsigned polls; /* idle polls in a row */
-    uint64_t since; /* when the FLEXRMA_SPIN_POLLS-th of them was, in ns */
-} fr_idle;
-/* A poll found something: spin afresh. */
-static inline void fr_idle_reset(fr_idle *i) { i->polls = 0; }
-/* A poll found nothing: 1 once the wait has spun enough that it should yield now. */
-int fr_idle_yield_due(fr_idle *i);
-/* A poll found nothing, engine lock not held: spin on, or yield when due. */
-void fr_backoff(fr_idle *i);
-/* After a poll that handled `events`, engine lock not held: spin afresh if it found something,
- * else back off. */
-void fr_idle_after(fr_idle *i, int events);
+/* One window's part of a pass (incoming rings, the message inbox, lock tickets, counter words):
+ * returns the events it handled. */
+struct fr_win;
+typedef int (*fr_poller)(struct fr_win *w);
+/* Add a poller to every pass, after those added before (once, at MPI_Init). */
+void fr_progress_add_poller(fr_poller poll);
+/* Wait, serving the progress engine, until cond(arg) is true. */
+void fr_wait_until(int (*cond)(void *), void *arg);
 /* Is there anything for the engine to do at all (live windows or pending requests)? */
 int fr_progress_needed(void);
 /* Wait, serving the progress engine, until the MPI library completes *req (a nonblocking

@@ -7,29 +7,10 @@
  * A fence without MPI_MODE_NOSUCCEED only arms a fence epoch: it becomes real when an RMA call
  * follows (MPI-3.1 section 11.5.1, "starts an access epoch if it is followed by ... RMA calls"),
  * so a program may fence and then lock, as long as no RMA call used the fence epoch. */
-#include "transport/transport.h"
-#include "win/win.h"
+#include "counters.h"
+#include "sync.h"
 
 #include <stdlib.h>
-
-const char *fr_epoch_name(fr_epoch e)
-{
-    switch (e) {
-    case FR_EPOCH_FENCE: return "fence";
-    case FR_EPOCH_PSCW: return "post/start/complete/wait";
-    case FR_EPOCH_LOCK: return "lock";
-    case FR_EPOCH_COUNTER: return "sync-ops";
-    default: return "none";
-    }
-}
-
-int fr_win_check_rank(fr_win *w, int rank)
-{
-    if (rank < 0 || rank >= w->size)
-        return fr_errorf(FR_ERR_RANK, "rank %d is out of range: the window has %d members (0..%d)",
-                         rank, w->size, w->size - 1);
-    return MPI_SUCCESS;
-}
 
 static const char *const kind_call[] = {[FR_OP_PUT] = "MPI_Put", [FR_OP_GET] = "MPI_Get",
                                         [FR_OP_ACC] = "MPI_Accumulate"};
@@ -85,22 +66,8 @@ int fr_win_issue_now(fr_win *w, int target)
     return rc;
 }
 
-int fr_win_rank_of_member(const fr_win *w, uint32_t id)
-{
-    for (int r = 0; r < w->size; r++)
-        if (w->peers[r].member_id == id)
-            return r;
-    return -1;
-}
-
-int fr_win_any_epoch(const fr_win *w)
-{
-    return w->start_active || w->post_active || w->nlocks > 0 ||
-           (w->fence == FR_FENCE_ARMED && w->fence_ops > 0);
-}
-
 /* Synchronization packets mean the same whichever transport carried them. */
-void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
+static void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
 {
     switch (p->type) {
     case FR_PKT_LOCK:
@@ -135,35 +102,17 @@ void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
     }
 }
 
-uint64_t fr_target_op_begin(fr_win *w, int src)
+/* src's complete prefix grew: what waits for it here may be released, whatever the epoch of the
+ * operation that completed. */
+static void ops_done(fr_win *w, int src)
 {
-    fr_peer *p = &w->peers[src];
-    fr_grow(&p->open_ops, &p->cap_open, p->nopen + 1, sizeof *p->open_ops);
-    p->open_ops[p->nopen++] = ++p->ops_run;
-    return p->ops_run;
-}
-
-void fr_target_op_done(fr_win *w, int src, fr_epoch epoch, uint64_t number)
-{
-    fr_peer *p = &w->peers[src];
-    if (number == 0) {
-        ++p->ops_run;
-    } else {
-        size_t i = 0;
-        while (i < p->nopen && p->open_ops[i] != number)
-            i++;
-        if (i == p->nopen)
-            fr_fatal("operation %llu of rank %d completed twice", (unsigned long long)number, src);
-        for (; i + 1 < p->nopen; i++)
-            p->open_ops[i] = p->open_ops[i + 1];
-        p->nopen--;
-    }
-    p->ops_done = p->nopen ? p->open_ops[0] - 1 : p->ops_run;
-    if (epoch == FR_EPOCH_FENCE)
-        w->fence_done++;
-    /* The prefix may have grown past what an UNLOCK or a BUMP waits for, whatever the epoch of
-     * the operation that completed. */
-    if (p->nbumps)
+    if (w->peers[src].nbumps)
         fr_bumps_op_done(w, src);
     fr_lock_op_done(w, src);
 }
+
+const fr_protocol fr_sync_protocol = {
+    .packet = fr_sync_packet,
+    .ops_done = ops_done,
+    .state_made = fr_counters_state_made,
+};

@@ -11,7 +11,7 @@
  * FR_PKTF_NOBUMP as well, it only answers (a remote-completion request that covered more
  * operations after its bump). COUNTER_READ is answered at once. */
 #include "counters.h"
-#include "transport/transport.h"
+#include "sync.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -35,7 +35,7 @@
 #include "core/next.h"
 #include "node/shm_lock.h"
 #include "progress/progress.h"
-#include "transport/transport.h"
+#include "sync.h"
 
 #include <stdlib.h>
 
@@ -84,8 +84,10 @@ static void grant(fr_win *w, int src, int type)
 
 static int exclusive(int type) { return type == MPI_LOCK_EXCLUSIVE; }
 
-void fr_lock_poll(fr_win *w)
+int fr_lock_poll(fr_win *w)
 {
+    if (!w->lk_waiting)
+        return 0;
     fr_lockword *lw = fr_direct_lockword(w, w->rank);
     for (int r = 0; r < w->size && w->lk_waiting > 0; r++) {
         fr_peer *p = &w->peers[r];
@@ -94,6 +96,7 @@ void fr_lock_poll(fr_win *w)
             granted(w, r);
         }
     }
+    return 0;
 }
 
 int fr_target_lock(fr_win *w, int src, int type)

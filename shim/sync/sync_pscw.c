@@ -31,7 +31,7 @@
 #include "progress/entry.h"
 #include "core/next.h"
 #include "progress/progress.h"
-#include "transport/transport.h"
+#include "sync.h"
 
 #include <stdlib.h>
 

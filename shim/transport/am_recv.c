@@ -165,7 +165,7 @@ static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
         for (uint64_t i = 0; i < p->arg && i * sizeof(uint64_t) < p->desc_len; i++)
             fr_am_rxtype_drop(w, src, ids[i]);
     } else {
-        fr_sync_packet(w, src, p);
+        fr_proto.packet(w, src, p);
     }
 }
 

@@ -29,7 +29,7 @@
  * counter with acquire. Bumps of one origin may therefore be observed out of the order they were
  * made (an atomic one before an earlier packet still in the ring): harmless, since the data of
  * both is complete by then and a counter only counts. */
-#include "sync/counters.h"
+#include "counter_bump.h"
 #include "node/shm_counter.h"
 #include "shm_state.h"
 

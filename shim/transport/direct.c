@@ -11,7 +11,7 @@
  *           packet, or loaded completed[me] with acquire, sees the data.
  * A cross-memory-attach copy is a system call, which orders the same way. */
 #include "direct.h"
-#include "sync/counters.h"
+#include "counter_bump.h"
 #include "dtype/acc.h"
 #include "core/next.h"
 #include "progress/progress.h"

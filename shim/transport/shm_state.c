@@ -1,6 +1,6 @@
 /* shm_state.c - the per-window shared state block (see shm_state.h): made, published, mapped. */
 #include "shm_state.h"
-#include "sync/counters.h"
+#include "transport.h"
 #include "node/shm_seg.h"
 
 _Static_assert(sizeof(fr_shm_state) == 64, "the header is one cache line");
@@ -28,7 +28,7 @@ int fr_shm_state_create(fr_win *w)
     /* The header reaches peers through the allgather that publishes the segment (a collective
      * orders it), so no barrier is needed here. */
     w->state = s;
-    fr_counters_state_made(w); /* counters made before the block (the window grew) get words */
+    fr_proto.state_made(w); /* counters made before the block (the window grew) get words */
     return MPI_SUCCESS;
 }
 

@@ -8,7 +8,7 @@ static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_p
     fr_peer *p = &w->peers[target];
     int rc = MPI_SUCCESS;
     if (lead)
-        fr_sync_packet(w, target, lead);
+        fr_proto.packet(w, target, lead);
     for (size_t i = 0; i < q->n; i++) {
         int orc = fr_local_op(w, &q->ops[i]);
         if (rc == MPI_SUCCESS)
@@ -21,14 +21,14 @@ static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_p
     fr_opq_clear(q);
     if (trail) {
         trail->arg = p->ops_sent;
-        fr_sync_packet(w, target, trail);
+        fr_proto.packet(w, target, trail);
     }
     return rc;
 }
 
 static int self_notify(fr_win *w, int target, const fr_pkt *pkt)
 {
-    fr_sync_packet(w, target, pkt);
+    fr_proto.packet(w, target, pkt);
     return MPI_SUCCESS;
 }
 

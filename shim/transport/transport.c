@@ -6,6 +6,8 @@
  * order, and a ring and a message would not keep it between them. */
 #include "transport.h"
 
+fr_protocol fr_proto;
+
 void fr_transport_select(fr_win *w)
 {
     for (int r = 0; r < w->size; r++) {

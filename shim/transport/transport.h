@@ -1,10 +1,10 @@
 /* transport.h - how operations reach a target, chosen per target in one place
- * (fr_transport_select), and the target-side protocol entry points every transport drives.
+ * (fr_transport_select), and how what arrives is handed up to the protocols.
  *
  * A transport moves the queued operations of one target plus the synchronization packets that
- * open and close the epoch. The protocols themselves (fence counting, PSCW, the fair lock queue)
- * live in the sync_*.c files and are the same for every transport: a transport that receives a
- * COMPLETE calls fr_target_complete(), whatever carried it.
+ * open and close the epoch. The protocols themselves (fence counting, PSCW, the fair lock queue,
+ * the counters) live in sync/ and are the same for every transport: whatever carried a COMPLETE
+ * hands it up through fr_proto, which sync/ binds at MPI_Init.
  *
  * Transports today: "self" (the target is this process: direct copies), "am" (active messages
  * over PMPI point-to-point, works between any two processes) and "shm" (the same batches through
@@ -65,48 +65,33 @@ int fr_chan_create(fr_win *w);
 int fr_chan_agree(fr_win *w, int rc);
 /* Release the rings and the mapped segments (MPI_Win_free, or a creation that failed). */
 void fr_chan_destroy(fr_win *w);
-/* Progress: move batches waiting for ring space, and dispatch every batch that arrived in an
- * incoming ring. Returns the number of batches handled. */
+/* Progress (a poller, progress.h): move batches waiting for ring space, and dispatch every batch
+ * that arrived in an incoming ring. Returns the number of batches handled. */
 int fr_chan_poll(fr_win *w);
 
-/* ---- target-side protocol (sync_*.c) ---- */
+/* ---- what the transports hand up to the synchronization protocols (sync/) ----
+ * Every transport delivers the same packets, and the protocols above mean the same by them
+ * whichever carried them. Transports reach them only through this table, bound once at MPI_Init
+ * (api/init.c), so that this layer never calls sync/ by name. */
+typedef struct fr_protocol {
+    /* A synchronization packet from src (everything but the operations and TYPE_DROP). */
+    void (*packet)(fr_win *w, int src, const fr_pkt *p);
+    /* src's complete prefix (fr_peer.ops_done) grew: an UNLOCK or a BUMP may now be released. */
+    void (*ops_done)(fr_win *w, int src);
+    /* My shared state block for w was just made (shm_state.c), before it is published: the
+     * counters it holds the words of must get them now, ahead of any peer's atomic bump. */
+    void (*state_made)(fr_win *w);
+} fr_protocol;
+extern fr_protocol fr_proto;
+
+/* ---- completion accounting at the target (completion.c) ---- */
 /* An operation from src starts here and completes later (its data moves in its own message):
  * returns its number for fr_target_op_done. */
 uint64_t fr_target_op_begin(fr_win *w, int src);
 /* An operation from src finished at this target (data stored, combined, or sent back): number
  * from fr_target_op_begin, or 0 for one that starts and finishes now. */
 void fr_target_op_done(fr_win *w, int src, fr_epoch epoch, uint64_t number);
-void fr_target_complete(fr_win *w, int src, uint64_t upto);
-void fr_target_fence_done(fr_win *w, int src, uint64_t seq, uint64_t upto);
-/* Lock request of src; returns non-zero if granted at once. */
-int fr_target_lock(fr_win *w, int src, int lock_type);
-void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
-/* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
-void fr_lock_op_done(fr_win *w, int src);
-void fr_origin_unlock_acked(fr_win *w, int src);
-/* Progress: grant the lock requests waiting in my shared lock word whose turn came. */
-void fr_lock_poll(fr_win *w);
-/* May what is queued to target be issued now? Not while my lock epoch on it waits for its turn
- * in its shared lock word (drawing the ticket on the first call). */
-int fr_lock_may_issue(fr_win *w, int target);
-/* The LOCK packet that must precede my next batch to target (in *buf), or NULL if none is due:
- * not a lock epoch, MPI_MODE_NOCHECK, myself, or already sent this epoch. */
-const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf);
-/* Counter packets (sync_counter.c): BUMP from an origin, BUMP_ACK and COUNTER_VALUE replies. */
-void fr_target_bump(fr_win *w, int src, const fr_pkt *p);
-void fr_target_counter_read(fr_win *w, int src, const fr_pkt *p);
-/* Operations of src completed: BUMPs of src waiting for them may now apply. */
-void fr_bumps_op_done(fr_win *w, int src);
-void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p);
-/* Make sure target was asked to acknowledge once my operations 1..upto to it are complete
- * there (a BUMP without bump, covering everything sent so far; at most one per need). */
-void fr_ack_ask(fr_win *w, int target, uint64_t upto);
-/* What acknowledgement number seq of a BUMP reports: MPI_SUCCESS, or the error of a bump the
- * owner dropped (its counter was freed). */
-int fr_bump_ack_result(fr_win *w, int target, uint64_t seq);
-void fr_origin_counter_value(fr_win *w, int src, const fr_pkt *p);
-/* Dispatch a synchronization packet (everything but the operations and TYPE_DROP) from src. */
-void fr_sync_packet(fr_win *w, int src, const fr_pkt *p);
+
 /* Replies to this process's own requests (UNLOCK_ACK, BUMP_ACK, COUNTER_VALUE): never held. */
 static inline int fr_pkt_is_reply(const fr_pkt *p)
 {
@@ -135,5 +120,11 @@ void fr_am_rxtype_drop(fr_win *w, int src, uint64_t id);
 void fr_am_rxtype_hold(const fr_dtype *d);
 void fr_am_rxtype_unhold(const fr_dtype *d);
 void fr_am_peer_types_free(fr_peer *p);
+/* The user freed the derived datatype with this id: every window's targets may forget it (its
+ * id goes on the drop list of my next batch to each target that cached it). */
+void fr_windows_forget_type(uint64_t id);
+
+/* ---- the target is this process (local.c) ---- */
+int fr_local_op(fr_win *w, const fr_op *op);
 
 #endif

@@ -234,36 +234,29 @@ typedef struct fr_win {
     struct fr_win *next, *prev;/* the list of live windows the progress engine serves */
 } fr_win;
 
+/* ---- the live windows (registry.c) ---- */
 /* Window lookup on every call: the flexrma window behind a user handle, or NULL for a native
  * window (which the entry points then pass through to PMPI). */
 fr_win *fr_win_lookup(MPI_Win handle);
 /* Live windows, for the progress engine. */
 extern fr_win *fr_windows;
 extern int fr_nwindows;
-
-/* Building blocks of window creation, shared with membership changes (win_create.c). */
-uint64_t fr_win_draw_uid(void);
-/* w->comm: a private duplicate of comm with MPI_ERRORS_RETURN; rank, size, group, data tags. */
-void fr_win_bind_comm(fr_win *w, MPI_Comm comm);
-/* w->peers for w->size members, empty protocol state; the caller fills size, unit, identity. */
-void fr_win_peers_alloc(fr_win *w);
-void fr_win_peers_free(fr_win *w);
-/* Collective over w->comm: the packet channel, every member's transport and single-copy access
- * (fr_chan_create, fr_transport_select, fr_chan_agree, fr_direct_setup); the window's result. */
-int fr_win_open_channel(fr_win *w);
-/* Undo fr_win_open_channel (MPI_Win_free, a membership change). */
-void fr_win_close_channel(fr_win *w);
-/* The error for a member r whose FLEXRMA_TRANSPORT (mode_r) is not rank 0's (mode_0). */
-int fr_win_transport_differs(int r, int mode_r, int mode_0);
-
-/* Epoch bookkeeping shared by the synchronization files (epoch.c). */
-int fr_win_check_rank(fr_win *w, int rank);
-/* The epoch an operation of `kind` to `target` would belong to now, or an fr_errorf() code. */
-int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out);
-/* The window rank of the member with identity id, or -1. */
-int fr_win_rank_of_member(const fr_win *w, uint32_t id);
+/* A window made (MPI_Win_create) joins both; a window freed leaves them. */
+void fr_win_register(fr_win *w);
+void fr_win_unregister(fr_win *w);
 /* The error to raise for a call that needs a flexrma window but got `win`. */
 int fr_not_flexrma_win(MPI_Win win, const char *call);
+/* Raise rc from call `call` through w's error handler (fr_handle_raise, fr.h). */
+static inline int fr_win_raise(fr_win *w, const char *call, int rc)
+{
+    return fr_handle_raise(w->handle, call, rc);
+}
+
+
+/* ---- what every layer asks of a window (win.c) ---- */
+int fr_win_check_rank(fr_win *w, int rank);
+/* The window rank of the member with identity id, or -1. */
+int fr_win_rank_of_member(const fr_win *w, uint32_t id);
 /* Non-zero if any access or exposure epoch of this process is open on w. */
 int fr_win_any_epoch(const fr_win *w);
 /* Translate a group into window ranks, into *ranks (grown to *cap as needed, kept by the caller
@@ -301,21 +294,6 @@ static inline int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, 
     return MPI_SUCCESS;
 }
 
-/* The RMA calls (rma_ops.c). Check an operation and describe it in *op, with its epoch when
- * need_epoch; op->bytes == 0 for one that moves nothing (MPI_PROC_NULL target, zero size). */
-int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
-                   int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
-                   int need_epoch, fr_op *op);
-/* Issue a prepared operation: copied into the target's window now where its epoch already
- * allows a direct copy (direct.h) and nothing of mine to it is queued or in flight, else queued
- * for the epoch's closing call. Returns the copy's result (MPI_SUCCESS when queued). */
-int fr_rma_issue(fr_win *w, int target, const fr_op *op);
-/* Count it in the window's statistics. */
-void fr_rma_count(fr_win *w, const fr_op *op);
-/* Issue now what is queued to target in any epoch (an operation's request is waited for before
- * the epoch's closing call), opening a lock epoch at the target if needed (epoch.c). */
-int fr_win_issue_now(fr_win *w, int target);
-
 /* Operation queues (opq.c). */
 void fr_opq_push(fr_opq *q, const fr_op *op);
 void fr_opq_clear(fr_opq *q); /* releases the datatype references of every op */
@@ -330,9 +308,6 @@ static inline int fr_op_is_eager(const fr_op *op)
     return op->kind != FR_OP_GET && (size_t)op->bytes <= fr_opt.eager_max;
 }
 
-/* Local execution of an operation whose target is this process (local.c). */
-int fr_local_op(fr_win *w, const fr_op *op);
-
 /* Does w close fences with the direct scheme (one FENCE_DONE per pair) rather than by
  * reduce-scatter? Depends only on the window size, so every member agrees (sync_fence.c); the
  * single-copy path (direct.c) relies on the direct scheme. */
@@ -340,8 +315,5 @@ static inline int fr_fence_is_direct(const fr_win *w)
 {
     return w->size <= fr_opt.fence_direct_max;
 }
-
-/* Wait, serving the progress engine, until cond(arg) is true (progress.c). */
-void fr_wait_until(int (*cond)(void *), void *arg);
 
 #endif

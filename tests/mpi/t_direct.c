@@ -15,7 +15,8 @@
  * queued one is queued too, even once the target allows copies (it must not overtake).
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
 #include "common.h"
-#include "sync/counters.h"
+#include "transport/counter_bump.h"
+#include "sync/sync.h"
 #include "progress/progress.h"
 #include "transport/transport.h"
 

@@ -8,7 +8,7 @@
  * and serves it: the waits that run progress (fr_wait_until, the request hooks) spin on that
  * read briefly, then yield the core. A counter without armed requests is not polled: its bumps
  * simply wait in the word for the next MPI_Start or MPIX_Win_sync_read. */
-#include "syncobj.h"
+#include "counters.h"
 #include "node/shm_counter.h"
 #include "transport/shm_state.h"
 

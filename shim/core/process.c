@@ -1,0 +1,71 @@
+/* process.c - flexrma's process-wide state: the options read from the environment, whether
+ * flexrma is in charge, and the engine lock. */
+#include "fr.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+fr_options fr_opt;
+int fr_active;
+MPI_Comm fr_comm_self = MPI_COMM_NULL;
+
+/* The engine lock serializes threads inside flexrma: the progress agent and the program's own
+ * threads under MPI_THREAD_MULTIPLE. Below that level the program never enters MPI from two
+ * threads at once and orders its own calls, so the lock would only cost its atomic
+ * instructions, several per call and per wait turn (a fifth of a short epoch's time). Decided
+ * once in MPI_Init (api/init.c), before anything takes the lock or the agent starts. */
+static pthread_mutex_t engine_mutex = PTHREAD_MUTEX_INITIALIZER;
+int fr_engine_locking = 1;
+
+void fr_engine_lock(void) { pthread_mutex_lock(&engine_mutex); }
+
+void fr_engine_unlock(void) { pthread_mutex_unlock(&engine_mutex); }
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    return *end == '\0' ? (size_t)n : dflt;
+}
+
+static fr_transport_mode env_transport(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return FR_TRANSPORT_AUTO;
+    if (strcmp(v, "am") == 0)
+        return FR_TRANSPORT_AM;
+    if (strcmp(v, "shm") == 0)
+        return FR_TRANSPORT_SHM;
+    fprintf(stderr, "flexrma: %s=%s is neither auto, am nor shm; using auto\n", name, v);
+    return FR_TRANSPORT_AUTO;
+}
+
+void fr_options_read(void)
+{
+    fr_opt.disabled = env_flag("FLEXRMA_DISABLE");
+    fr_opt.async_progress = env_flag("FLEXRMA_ASYNC_PROGRESS");
+    fr_opt.stats = env_flag("FLEXRMA_STATS");
+    fr_opt.eager_max = env_size("FLEXRMA_EAGER_MAX", 8192);
+    fr_opt.fence_direct_max = (int)env_size("FLEXRMA_FENCE_DIRECT_MAX", 8);
+    fr_opt.spin_polls = (unsigned)env_size("FLEXRMA_SPIN_POLLS", 32);
+    fr_opt.transport = fr_opt.disabled ? FR_TRANSPORT_AUTO : env_transport("FLEXRMA_TRANSPORT");
+    fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
+    fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
+    fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
+    if (fr_opt.am_inbox < 64)
+        fr_opt.am_inbox = 64;
+    if (fr_opt.am_inbox > INT32_MAX)
+        fr_opt.am_inbox = INT32_MAX;
+}

@@ -1,0 +1,54 @@
+/* sync.h - the synchronization protocols (fence, post/start/complete/wait, lock, counters) as the
+ * other layers see them: which epoch an operation belongs to, the target-side handling of the
+ * packets the transports hand up (fr_sync_protocol, bound to fr_proto at MPI_Init), and what
+ * the extensions need to ask a target for acknowledgements.
+ *
+ * Every synchronization file opens with its protocol and memory-ordering comment. */
+#ifndef FR_SYNC_H
+#define FR_SYNC_H
+
+#include "transport/transport.h"
+#include "win/win.h"
+
+/* The epoch an operation of `kind` to `target` would belong to now, or an fr_errorf() code
+ * (epoch.c). */
+int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out);
+/* Issue now what is queued to target in any epoch (an operation's request is waited for before
+ * the epoch's closing call), opening a lock epoch at the target if needed (epoch.c). */
+int fr_win_issue_now(fr_win *w, int target);
+/* The protocols' side of what the transports carry (epoch.c): the value of fr_proto. */
+extern const fr_protocol fr_sync_protocol;
+
+/* ---- target side and replies (sync_*.c) ---- */
+void fr_target_complete(fr_win *w, int src, uint64_t upto);
+void fr_target_fence_done(fr_win *w, int src, uint64_t seq, uint64_t upto);
+/* Lock request of src; returns non-zero if granted at once. */
+int fr_target_lock(fr_win *w, int src, int lock_type);
+void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
+/* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
+void fr_lock_op_done(fr_win *w, int src);
+void fr_origin_unlock_acked(fr_win *w, int src);
+/* Progress (a poller, progress.h): grant the lock requests waiting in my shared lock word whose
+ * turn came. Returns 0: a grant is no event a wait counts. */
+int fr_lock_poll(fr_win *w);
+/* May what is queued to target be issued now? Not while my lock epoch on it waits for its turn
+ * in its shared lock word (drawing the ticket on the first call). */
+int fr_lock_may_issue(fr_win *w, int target);
+/* The LOCK packet that must precede my next batch to target (in *buf), or NULL if none is due:
+ * not a lock epoch, MPI_MODE_NOCHECK, myself, or already sent this epoch. */
+const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf);
+/* Counter packets (sync_counter.c): BUMP from an origin, BUMP_ACK and COUNTER_VALUE replies. */
+void fr_target_bump(fr_win *w, int src, const fr_pkt *p);
+void fr_target_counter_read(fr_win *w, int src, const fr_pkt *p);
+/* Operations of src completed: BUMPs of src waiting for them may now apply. */
+void fr_bumps_op_done(fr_win *w, int src);
+void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p);
+/* Make sure target was asked to acknowledge once my operations 1..upto to it are complete
+ * there (a BUMP without bump, covering everything sent so far; at most one per need). */
+void fr_ack_ask(fr_win *w, int target, uint64_t upto);
+/* What acknowledgement number seq of a BUMP reports: MPI_SUCCESS, or the error of a bump the
+ * owner dropped (its counter was freed). */
+int fr_bump_ack_result(fr_win *w, int target, uint64_t seq);
+void fr_origin_counter_value(fr_win *w, int src, const fr_pkt *p);
+
+#endif
