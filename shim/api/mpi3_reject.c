@@ -19,13 +19,6 @@
 #define TARGET int tr, MPI_Aint td, int tc, MPI_Datatype tt
 #define RESULT void *ra, int rc_, MPI_Datatype rt
 
-FR_REJECT(Win_lock_all, (int assert, MPI_Win win), (assert, win), win)
-FR_REJECT(Win_unlock_all, (MPI_Win win), (win), win)
-FR_REJECT(Win_flush, (int rank, MPI_Win win), (rank, win), win)
-FR_REJECT(Win_flush_all, (MPI_Win win), (win), win)
-FR_REJECT(Win_flush_local, (int rank, MPI_Win win), (rank, win), win)
-FR_REJECT(Win_flush_local_all, (MPI_Win win), (win), win)
-FR_REJECT(Win_sync, (MPI_Win win), (win), win)
 FR_REJECT(Win_attach, (MPI_Win win, void *base, MPI_Aint size), (win, base, size), win)
 FR_REJECT(Win_detach, (MPI_Win win, const void *base), (win, base), win)
 FR_REJECT(Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *du, void *bp),

@@ -253,20 +253,48 @@ static int acked(void *arg)
     return p->remote_upto >= p->ops_sent && p->pending == 0;
 }
 
-/* Unlock of a lock taken in target's shared lock word: wait for my turn, copy or send the
- * operations, and release once those that travelled are acknowledged. */
-static int unlock_own(fr_win *w, int rank, fr_lockword *lw)
+/* Closing my lock epoch on rank is two steps, so that MPI_Win_unlock_all sends to every target
+ * before it waits for any. unlock_begin sends what closes the epoch: for a lock taken in the
+ * target's shared lock word, my operations (copied or sent, after waiting for my turn) and a
+ * request for acknowledgement; otherwise one batch LOCK, operations, UNLOCK. unlock_end waits
+ * for the acknowledgement (UNLOCK_ACK) and releases. */
+static int unlock_begin(fr_win *w, int rank)
+{
+    fr_peer *p = &w->peers[rank];
+    int rc;
+    if (own_lockword(w, rank)) {
+        peer_wait pw = {w, rank};
+        fr_wait_until(may_issue, &pw);
+        rc = p->q.n ? p->tp->flush(w, rank, &p->q, NULL, NULL) : MPI_SUCCESS;
+        if (p->remote_upto < p->ops_sent)
+            fr_ack_ask(w, rank, p->ops_sent);
+        return rc;
+    }
+    fr_pkt lockpkt;
+    fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK, .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
+    p->unlock_acked = 0;
+    return p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);
+}
+
+static void unlock_end(fr_win *w, int rank)
 {
     fr_peer *p = &w->peers[rank];
     peer_wait pw = {w, rank};
-    fr_wait_until(may_issue, &pw);
-    int rc = p->q.n ? p->tp->flush(w, rank, &p->q, NULL, NULL) : MPI_SUCCESS;
-    if (p->remote_upto < p->ops_sent)
-        fr_ack_ask(w, rank, p->ops_sent);
-    fr_wait_until(acked, &pw);
-    fr_lockword_release(lw, p->dlock_ticket, exclusive(p->lock_held));
-    p->dlock = FR_DLOCK_NONE;
-    return rc;
+    fr_lockword *lw = own_lockword(w, rank);
+    if (lw) {
+        fr_wait_until(acked, &pw);
+        fr_lockword_release(lw, p->dlock_ticket, exclusive(p->lock_held));
+        p->dlock = FR_DLOCK_NONE;
+    } else {
+        fr_wait_until(unlock_done, &pw);
+        /* The UNLOCK counted every operation sent to rank, and nothing was sent since. */
+        if (p->remote_upto < p->ops_sent)
+            p->remote_upto = p->ops_sent;
+    }
+    p->lock_held = 0;
+    p->lock_nocheck = 0;
+    p->lock_sent = 0;
+    w->nlocks--;
 }
 
 static int lock(fr_win *w, int type, int rank, int assert)
@@ -282,6 +310,8 @@ static int lock(fr_win *w, int type, int rank, int assert)
     if ((rc = fr_win_check_rank(w, rank)))
         return rc;
     fr_peer *p = &w->peers[rank];
+    if (w->lock_all)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_lock inside an MPI_Win_lock_all epoch");
     if (p->lock_held)
         return fr_errorf(FR_ERR_EPOCH_NESTED, "rank %d is already locked by this process", rank);
     if (w->start_active)
@@ -308,26 +338,89 @@ static int unlock(fr_win *w, int rank)
     if ((rc = fr_win_check_rank(w, rank)))
         return rc;
     fr_peer *p = &w->peers[rank];
+    if (w->lock_all)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_unlock(%d) inside an MPI_Win_lock_all "
+                                              "epoch: close it with MPI_Win_unlock_all", rank);
     if (!p->lock_held)
         return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_unlock(%d) without a matching "
                                                 "MPI_Win_lock", rank);
-    fr_lockword *lw = own_lockword(w, rank);
-    if (lw) {
-        rc = unlock_own(w, rank, lw);
-    } else {
-        fr_pkt lockpkt;
-        fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK, .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
-        p->unlock_acked = 0;
-        rc = p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);
-        peer_wait pw = {w, rank};
-        fr_wait_until(unlock_done, &pw);
-        if (p->remote_upto < unlockpkt.arg)
-            p->remote_upto = unlockpkt.arg;
+    rc = unlock_begin(w, rank);
+    unlock_end(w, rank);
+    w->st.locks++;
+    return rc;
+}
+
+/* ---- MPI_Win_lock_all / MPI_Win_unlock_all ----
+ * A shared lock on every member, taken as lazily as a single lock: nothing is sent at
+ * MPI_Win_lock_all, a target's lock is requested with the first operations that reach it (the
+ * LOCK leads their batch, or the origin draws its ticket in the target's lock word), and
+ * MPI_Win_unlock_all releases only the targets it reached. A shared lock nobody used cannot be
+ * observed, so a program that locks all of 1000 members and talks to two pays for two. The lock
+ * on myself is taken at once, as MPI_Win_lock does, because the program may load and store. */
+
+static int lock_all(fr_win *w, int assert)
+{
+    if (assert & ~MPI_MODE_NOCHECK)
+        return fr_errorf(FR_ERR_ASSERT, "assertion 0x%x has bits MPI_Win_lock_all does not know",
+                         assert);
+    if (w->lock_all)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_lock_all inside an MPI_Win_lock_all epoch");
+    if (w->nlocks > 0)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_lock_all while this process holds a lock "
+                                              "epoch from MPI_Win_lock");
+    if (w->start_active)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_lock_all inside a post/start/complete/wait "
+                                              "access epoch");
+    if (w->fence == FR_FENCE_ARMED && w->fence_ops > 0)
+        return fr_errorf(FR_ERR_EPOCH_NESTED, "MPI_Win_lock_all inside a fence epoch");
+    int nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    for (int r = 0; r < w->size; r++) {
+        w->peers[r].lock_held = MPI_LOCK_SHARED;
+        w->peers[r].lock_nocheck = nocheck;
     }
-    p->lock_held = 0;
-    p->lock_nocheck = 0;
-    p->lock_sent = 0;
-    w->nlocks--;
+    w->nlocks = w->size;
+    w->lock_all = 1;
+    w->fence = FR_FENCE_OFF;
+    if (!nocheck && !fr_target_lock(w, w->rank, MPI_LOCK_SHARED)) {
+        peer_wait pw = {w, w->rank};
+        fr_wait_until(self_granted, &pw);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Did my lock_all epoch reach rank at all: a lock requested or taken there, operations queued or
+ * in flight, or operations not yet known complete? Only then has unlock_all anything to do. */
+static int reached(fr_win *w, int rank)
+{
+    fr_peer *p = &w->peers[rank];
+    return (rank == w->rank && !p->lock_nocheck) || p->lock_sent || p->dlock != FR_DLOCK_NONE ||
+           p->q.n > 0 || fr_peer_unsent(p) || p->pending > 0 || p->remote_upto < p->ops_sent;
+}
+
+static int unlock_all(fr_win *w)
+{
+    if (!w->lock_all)
+        return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_unlock_all without a matching "
+                                                "MPI_Win_lock_all");
+    int rc = MPI_SUCCESS;
+    char *busy = fr_xcalloc((size_t)w->size, 1);
+    for (int r = 0; r < w->size; r++)
+        if ((busy[r] = (char)reached(w, r))) {
+            int brc = unlock_begin(w, r);
+            if (rc == MPI_SUCCESS)
+                rc = brc;
+        }
+    for (int r = 0; r < w->size; r++) {
+        if (busy[r]) {
+            unlock_end(w, r);
+        } else {
+            w->peers[r].lock_held = 0;
+            w->peers[r].lock_nocheck = 0;
+            w->nlocks--;
+        }
+    }
+    free(busy);
+    w->lock_all = 0;
     w->st.locks++;
     return rc;
 }
@@ -345,3 +438,17 @@ FR_API int MPI_Win_unlock(int rank, MPI_Win win)
     FR_WIN_EXIT("MPI_Win_unlock", unlock(w, rank));
 }
 FR_PMPI(Win_unlock);
+
+FR_API int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+    FR_WIN_ENTRY(win, FR_NEXT(Win_lock_all)(assert, win));
+    FR_WIN_EXIT("MPI_Win_lock_all", lock_all(w, assert));
+}
+FR_PMPI(Win_lock_all);
+
+FR_API int MPI_Win_unlock_all(MPI_Win win)
+{
+    FR_WIN_ENTRY(win, FR_NEXT(Win_unlock_all)(win));
+    FR_WIN_EXIT("MPI_Win_unlock_all", unlock_all(w));
+}
+FR_PMPI(Win_unlock_all);

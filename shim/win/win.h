@@ -202,6 +202,7 @@ typedef struct fr_win {
     int start_active;
     int *start_ranks, nstart, start_cap; /* the start group in window ranks; kept between epochs */
     int nlocks;                /* members I hold a lock epoch on */
+    int lock_all;              /* those are every member, from MPI_Win_lock_all */
 
     /* exposure epochs of this process (target side) */
     int post_active;
