@@ -21,7 +21,6 @@
 
 #define TC(c) (1u << (c))
 #define TC_INTEGER (TC(FR_TC_CINT) | TC(FR_TC_FINT) | TC(FR_TC_MULTI))
-#define TC_ANY 0xFFFFu
 
 /* Elements per batch (one MPI_Reduce_local call): bounds the scratch buffers. */
 #define ACC_CHUNK 4096
@@ -29,7 +28,6 @@
 typedef struct opdesc {
     MPI_Op op;
     const char *name;
-    unsigned classes; /* TC() bits of the type classes the op is defined on */
 } opdesc;
 
 #define NOPS 13
@@ -41,19 +39,11 @@ static int ops_built;
 static void ops_build(void)
 {
     const opdesc table[NOPS] = {
-        {MPI_SUM, "MPI_SUM", TC_INTEGER | TC(FR_TC_FLOAT) | TC(FR_TC_COMPLEX)},
-        {MPI_PROD, "MPI_PROD", TC_INTEGER | TC(FR_TC_FLOAT) | TC(FR_TC_COMPLEX)},
-        {MPI_MAX, "MPI_MAX", TC_INTEGER | TC(FR_TC_FLOAT)},
-        {MPI_MIN, "MPI_MIN", TC_INTEGER | TC(FR_TC_FLOAT)},
-        {MPI_LAND, "MPI_LAND", TC(FR_TC_CINT) | TC(FR_TC_LOGICAL)},
-        {MPI_LOR, "MPI_LOR", TC(FR_TC_CINT) | TC(FR_TC_LOGICAL)},
-        {MPI_LXOR, "MPI_LXOR", TC(FR_TC_CINT) | TC(FR_TC_LOGICAL)},
-        {MPI_BAND, "MPI_BAND", TC_INTEGER | TC(FR_TC_BYTE)},
-        {MPI_BOR, "MPI_BOR", TC_INTEGER | TC(FR_TC_BYTE)},
-        {MPI_BXOR, "MPI_BXOR", TC_INTEGER | TC(FR_TC_BYTE)},
-        {MPI_MAXLOC, "MPI_MAXLOC", TC(FR_TC_PAIR)},
-        {MPI_MINLOC, "MPI_MINLOC", TC(FR_TC_PAIR)},
-        {MPI_REPLACE, "MPI_REPLACE", TC_ANY},
+        {MPI_SUM, "MPI_SUM"},         {MPI_PROD, "MPI_PROD"},     {MPI_MAX, "MPI_MAX"},
+        {MPI_MIN, "MPI_MIN"},         {MPI_LAND, "MPI_LAND"},     {MPI_LOR, "MPI_LOR"},
+        {MPI_LXOR, "MPI_LXOR"},       {MPI_BAND, "MPI_BAND"},     {MPI_BOR, "MPI_BOR"},
+        {MPI_BXOR, "MPI_BXOR"},       {MPI_MAXLOC, "MPI_MAXLOC"}, {MPI_MINLOC, "MPI_MINLOC"},
+        {MPI_REPLACE, "MPI_REPLACE"},
     };
 
     if (FR_LIKELY(ops_built))
@@ -103,6 +93,49 @@ static int op_error(fr_err e, const char *why, const char *op, MPI_Datatype elem
     return fr_errorf(e, "accumulate with %s on %s: %s", op, name, why);
 }
 
+/* Which (op, type) pairs accumulate takes is the MPI library's to say, not a table's: flexrma
+ * must accept every program the library accepts (Open MPI and MPICH both reduce MPI_CHAR with
+ * MPI_SUM, which MPI-2.2's table leaves out) and combines with the library's own
+ * MPI_Reduce_local anyway. So each pair is tried once on one zeroed element, with the error
+ * handlers MPI_Reduce_local may raise on (MPI_COMM_WORLD in MPI-3, MPI_COMM_SELF in MPI-4) set
+ * to return, and the verdict kept. MPI_REPLACE, which MPI_Reduce_local does not know, flexrma
+ * applies itself on every type. */
+#define PREDEF_MAX 128
+static signed char verdict[NOPS][PREDEF_MAX]; /* 0 not asked yet, 1 accepted, -1 refused */
+
+static int library_reduces(MPI_Op op, MPI_Datatype t)
+{
+    MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+    MPI_Errhandler saved[2];
+    for (int i = 0; i < 2; i++) {
+        PMPI_Comm_get_errhandler(comms[i], &saved[i]);
+        PMPI_Comm_set_errhandler(comms[i], MPI_ERRORS_RETURN);
+    }
+    _Alignas(max_align_t) unsigned char in[64] = {0}, inout[64] = {0};
+    MPI_Aint lb, extent;
+    int rc = PMPI_Type_get_extent(t, &lb, &extent);
+    if (rc == MPI_SUCCESS && extent > 0 && extent <= (MPI_Aint)sizeof in)
+        rc = PMPI_Reduce_local(in, inout, 1, t, op);
+    else if (rc == MPI_SUCCESS)
+        rc = MPI_ERR_TYPE;
+    for (int i = 0; i < 2; i++) {
+        PMPI_Comm_set_errhandler(comms[i], saved[i]);
+        PMPI_Errhandler_free(&saved[i]);
+    }
+    return rc == MPI_SUCCESS;
+}
+
+static int accepted(int oi, int ti, MPI_Datatype elem)
+{
+    if (ops[oi].op == MPI_REPLACE)
+        return 1;
+    if (ti >= PREDEF_MAX)
+        return library_reduces(ops[oi].op, elem);
+    if (FR_UNLIKELY(verdict[oi][ti] == 0))
+        verdict[oi][ti] = library_reduces(ops[oi].op, elem) ? 1 : -1;
+    return verdict[oi][ti] > 0;
+}
+
 int fr_op_check(MPI_Op op, MPI_Datatype elem)
 {
     int oi = fr_op_index(op), ti, tclass;
@@ -119,9 +152,9 @@ int fr_op_check(MPI_Op op, MPI_Datatype elem)
     tclass = ti < 0 ? -1 : fr_dtype_predef_class((uint64_t)ti);
     if (tclass < 0)
         return op_error(FR_ERR_TYPE, "datatype not supported by flexrma", ops[oi].name, elem);
-    if (!(ops[oi].classes & TC(tclass)))
-        return op_error(FR_ERR_OP, "operation not defined on this datatype (MPI-2.2 5.9.2)",
-                        ops[oi].name, elem);
+    if (!accepted(oi, ti, elem))
+        return op_error(FR_ERR_OP, "operation not defined on this datatype (the MPI library's "
+                        "MPI_Reduce_local refuses it)", ops[oi].name, elem);
     return MPI_SUCCESS;
 }
 

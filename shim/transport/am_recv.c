@@ -2,7 +2,8 @@
  *
  * A packet that may not run yet is held, and so is every later packet from the same origin in
  * its role as origin, so they keep their order; they run when the condition clears (the lock is
- * granted, this process posts or enters the fence; see may_run). Replies to this process's own
+ * granted, this process posts or enters the fence, the data of an earlier accumulate arrived;
+ * see may_run). Replies to this process's own
  * epochs (UNLOCK_ACK) are never held behind them. Every operation is counted complete
  * (fr_target_op_done) only once its data is in the window, combined into it, or sent back; the
  * synchronization protocols wait on those counts.
@@ -36,18 +37,24 @@ typedef struct target_xfer {
 static void xfer_done(void *ctx, MPI_Status *st)
 {
     target_xfer *x = ctx;
+    fr_win *w = x->w;
+    fr_peer *peer = &w->peers[x->src];
+    int src = x->src;
     if (x->tmp) {
-        int rc = fr_direct_acc_apply(x->w, x->w->rank, x->addr, x->count, x->tt, x->tmp,
-                                     x->tmp_len, fr_op_handle(x->op_index));
+        int rc = fr_direct_acc_apply(w, w->rank, x->addr, x->count, x->tt, x->tmp, x->tmp_len,
+                                     fr_op_handle(x->op_index));
         if (rc != MPI_SUCCESS)
-            fprintf(stderr, "flexrma: rank %d: accumulate from rank %d failed: %s\n", x->w->rank,
-                    x->src, fr_error_detail());
+            fprintf(stderr, "flexrma: rank %d: accumulate from rank %d failed: %s\n", w->rank,
+                    src, fr_error_detail());
         free(x->tmp);
+        peer->accs_arriving--;
     }
     fr_am_rxtype_unhold(x->tt);
-    x->w->target_pending--;
-    fr_target_op_done(x->w, x->src, x->epoch, x->number);
+    w->target_pending--;
+    fr_target_op_done(w, src, x->epoch, x->number);
     free(x);
+    if (peer->accs_arriving == 0 && peer->held)
+        fr_am_replay_held(w, src); /* accumulates that waited for this one, and what follows */
 }
 
 static void reject(fr_win *w, int src, const fr_pkt *p, const char *why)
@@ -114,6 +121,7 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
                      (unsigned long long)p->data_len);
         x->tmp_len = (size_t)p->data_len;
         x->tmp = fr_xmalloc(x->tmp_len);
+        w->peers[src].accs_arriving++;
         FR_CHECK_MPI(PMPI_Irecv(x->tmp, (int)x->tmp_len, MPI_PACKED, src, tag, w->comm, &req));
     }
     w->target_pending++;
@@ -135,10 +143,14 @@ static int is_op(const fr_pkt *p)
     return p->type == FR_PKT_PUT || p->type == FR_PKT_GET || p->type == FR_PKT_ACC;
 }
 
-/* Whether src's packet may touch this window now: its epoch must be open here. */
+/* Whether src's packet may touch this window now: its epoch must be open here, and an
+ * accumulate must not overtake an earlier one of src whose data is still arriving in a message
+ * of its own (accumulates of one origin apply in program order, MPI-3.1 11.7.2). */
 static int may_run(const fr_win *w, int src, const fr_pkt *p)
 {
     const fr_peer *peer = &w->peers[src];
+    if (p->type == FR_PKT_ACC && peer->accs_arriving > 0)
+        return 0;
     fr_epoch e = is_op(p) ? (fr_epoch)p->epoch : FR_EPOCH_NONE;
     if (e == FR_EPOCH_LOCK || p->type == FR_PKT_UNLOCK)
         return peer->lk != FR_LK_WAITING;

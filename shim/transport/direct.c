@@ -331,10 +331,18 @@ static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
     return rc;
 }
 
+/* Accumulates of one origin to the same elements apply in program order (MPI-3.1 11.7.2): one
+ * applied here may not overtake an earlier one of mine that travels, so it goes straight into
+ * the window only while everything I sent the target is known complete there. */
+static int in_order(const fr_win *w, int target, const fr_op *op)
+{
+    return op->kind != FR_OP_ACC || fr_peer_settled(&w->peers[target]);
+}
+
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
 {
     dpeer *d = peer_of(w, target);
-    if (!d || !suits(d, op) || !permitted(w, target, d, op))
+    if (!d || !suits(d, op) || !permitted(w, target, d, op) || !in_order(w, target, op))
         return 0;
     *rc = d->mode == D_MAP ? copy_map(w, d, target, op) : copy_cma(w, d, target, op);
     w->st.direct++;

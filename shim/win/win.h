@@ -125,6 +125,8 @@ typedef struct fr_peer {
     uint64_t ops_run;          /* its operations started here, numbered 1, 2, ... in order */
     uint64_t *open_ops;        /* numbers of those not complete yet, ascending */
     size_t nopen, cap_open;
+    int accs_arriving;         /* its accumulates whose data is still arriving in a message of
+                                  its own: its later accumulates wait (am_recv.c) */
     uint64_t ops_done;         /* the longest complete prefix: 1..ops_done are all complete
                                   (a count would let a later small operation stand in for an
                                   earlier large one still in flight) */
