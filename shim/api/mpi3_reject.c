@@ -29,13 +29,5 @@ FR_REJECT(Rget, (void *oa, int oc, MPI_Datatype ot, TARGET, MPI_Win win, MPI_Req
           (oa, oc, ot, tr, td, tc, tt, win, r), win)
 FR_REJECT(Raccumulate, (ORIGIN, TARGET, MPI_Op op, MPI_Win win, MPI_Request *r),
           (oa, oc, ot, tr, td, tc, tt, op, win, r), win)
-FR_REJECT(Get_accumulate, (ORIGIN, RESULT, TARGET, MPI_Op op, MPI_Win win),
-          (oa, oc, ot, ra, rc_, rt, tr, td, tc, tt, op, win), win)
 FR_REJECT(Rget_accumulate, (ORIGIN, RESULT, TARGET, MPI_Op op, MPI_Win win, MPI_Request *r),
           (oa, oc, ot, ra, rc_, rt, tr, td, tc, tt, op, win, r), win)
-FR_REJECT(Fetch_and_op, (const void *oa, void *ra, MPI_Datatype dt, int tr, MPI_Aint td, MPI_Op op,
-                         MPI_Win win),
-          (oa, ra, dt, tr, td, op, win), win)
-FR_REJECT(Compare_and_swap, (const void *oa, const void *ca, void *ra, MPI_Datatype dt, int tr,
-                             MPI_Aint td, MPI_Win win),
-          (oa, ca, ra, dt, tr, td, win), win)

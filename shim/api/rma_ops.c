@@ -36,7 +36,7 @@ prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype o
         (rc = fr_dtype_get(ttype, &op->target_dt)) ||
         (need_epoch && (rc = fr_win_access_epoch(w, target, kind, &op->epoch))))
         return rc;
-    if (kind == FR_OP_ACC) {
+    if (kind >= FR_OP_ACC) {
         if ((rc = fr_op_check(mop, op->target_dt->elem)))
             return rc;
         if (op->origin_dt->elem != op->target_dt->elem)
@@ -106,7 +106,7 @@ void fr_rma_count(fr_win *w, const fr_op *op)
     else if (op->kind == FR_OP_GET)
         w->st.gets++;
     else
-        w->st.accs++;
+        w->st.accs++; /* every kind of accumulate */
 }
 
 static inline __attribute__((always_inline)) int

@@ -30,7 +30,7 @@ typedef struct opdesc {
     const char *name;
 } opdesc;
 
-#define NOPS 13
+#define NOPS 14
 static opdesc ops[NOPS];
 static int ops_built;
 
@@ -43,7 +43,7 @@ static void ops_build(void)
         {MPI_MIN, "MPI_MIN"},         {MPI_LAND, "MPI_LAND"},     {MPI_LOR, "MPI_LOR"},
         {MPI_LXOR, "MPI_LXOR"},       {MPI_BAND, "MPI_BAND"},     {MPI_BOR, "MPI_BOR"},
         {MPI_BXOR, "MPI_BXOR"},       {MPI_MAXLOC, "MPI_MAXLOC"}, {MPI_MINLOC, "MPI_MINLOC"},
-        {MPI_REPLACE, "MPI_REPLACE"},
+        {MPI_REPLACE, "MPI_REPLACE"}, {MPI_NO_OP, "MPI_NO_OP"},
     };
 
     if (FR_LIKELY(ops_built))
@@ -98,8 +98,8 @@ static int op_error(fr_err e, const char *why, const char *op, MPI_Datatype elem
  * MPI_SUM, which MPI-2.2's table leaves out) and combines with the library's own
  * MPI_Reduce_local anyway. So each pair is tried once on one zeroed element, with the error
  * handlers MPI_Reduce_local may raise on (MPI_COMM_WORLD in MPI-3, MPI_COMM_SELF in MPI-4) set
- * to return, and the verdict kept. MPI_REPLACE, which MPI_Reduce_local does not know, flexrma
- * applies itself on every type. */
+ * to return, and the verdict kept. MPI_REPLACE and MPI_NO_OP, which MPI_Reduce_local does not
+ * know, flexrma applies itself on every type. */
 #define PREDEF_MAX 128
 static signed char verdict[NOPS][PREDEF_MAX]; /* 0 not asked yet, 1 accepted, -1 refused */
 
@@ -127,7 +127,7 @@ static int library_reduces(MPI_Op op, MPI_Datatype t)
 
 static int accepted(int oi, int ti, MPI_Datatype elem)
 {
-    if (ops[oi].op == MPI_REPLACE)
+    if (ops[oi].op == MPI_REPLACE || ops[oi].op == MPI_NO_OP)
         return 1;
     if (ti >= PREDEF_MAX)
         return library_reduces(ops[oi].op, elem);
@@ -221,11 +221,22 @@ int fr_acc_reduce_local(const acc_run *a, const void *in, void *inout, size_t n)
     return MPI_SUCCESS;
 }
 
+int fr_acc_gather(const acc_run *a, const acc_piece *p, size_t np, unsigned char *vout)
+{
+    size_t ext = (size_t)a->e->extent;
+    int rc = MPI_SUCCESS;
+    for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
+        rc = move_elems(p[i].at, vout + p[i].k0 * ext, p[i].n, a->e);
+    return rc;
+}
+
 int fr_acc_reduce(acc_run *a, const void *vin, const acc_piece *p, size_t np, size_t n)
 {
     size_t ext = (size_t)a->e->extent;
     int rc = MPI_SUCCESS;
 
+    if (a->op == MPI_NO_OP)
+        return MPI_SUCCESS;
     if (a->op == MPI_REPLACE) { /* MPI_Reduce_local does not implement it */
         for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
             rc = move_elems((const unsigned char *)vin + p[i].k0 * ext, p[i].at, p[i].n, a->e);
@@ -247,6 +258,10 @@ int fr_acc_reduce(acc_run *a, const void *vin, const acc_piece *p, size_t np, si
  * is one (no padding in e, aligned), else unpacked into scratch. */
 static int operands(acc_run *a, const unsigned char **view)
 {
+    if (!a->packed) { /* MPI_NO_OP: no operands */
+        *view = NULL;
+        return MPI_SUCCESS;
+    }
     const unsigned char *src = a->packed + a->first * (size_t)a->e->size;
 
     if (a->e->contiguous && (uintptr_t)src % a->align == 0) {
@@ -260,12 +275,24 @@ static int operands(acc_run *a, const unsigned char **view)
 
 static int flush(acc_run *a)
 {
-    const unsigned char *vin;
+    const unsigned char *vin = NULL;
     int rc = a->nelems ? operands(a, &vin) : MPI_SUCCESS;
+    unsigned char *vout = a->fetch ? fr_acc_scratch(a, &a->old) : NULL;
 
     if (rc == MPI_SUCCESS && a->nelems) {
-        rc = a->share ? fr_acc_shared(a, vin)
-                      : fr_acc_reduce(a, vin, fr_acc_pieces(&a->pieces), a->pieces.n, a->nelems);
+        if (a->share) {
+            rc = fr_acc_shared(a, vin, vout);
+        } else {
+            /* Nobody else combines here: the values before are simply read first. */
+            if (vout)
+                rc = fr_acc_gather(a, fr_acc_pieces(&a->pieces), a->pieces.n, vout);
+            if (rc == MPI_SUCCESS)
+                rc = fr_acc_reduce(a, vin, fr_acc_pieces(&a->pieces), a->pieces.n, a->nelems);
+        }
+    }
+    if (rc == MPI_SUCCESS && vout && a->nelems) {
+        size_t size = (size_t)a->e->size;
+        rc = fr_pack(vout, (int)a->nelems, a->e, a->fetch + a->first * size, a->nelems * size);
     }
     a->first += a->nelems;
     a->pieces.n = a->nelems = 0;
@@ -292,7 +319,7 @@ static int add_run(void *arg, MPI_Aint disp, size_t first, size_t n)
 }
 
 int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const fr_dtype *tinfo,
-                 const void *packed, size_t packed_len, MPI_Op op)
+                 const void *packed, size_t packed_len, MPI_Op op, void *fetched)
 {
     MPI_Count bytes = fr_dtype_bytes(tinfo, target_count);
     int rc = fr_op_check(op, tinfo->elem);
@@ -306,11 +333,18 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
         return MPI_SUCCESS;
     int ti = fr_dtype_predef_index(tinfo->elem);
     acc_run a = {.e = fr_dtype_predef((uint64_t)ti), .op = op, .share = share,
-                 .target = target_addr, .packed = packed};
+                 .target = target_addr, .packed = op == MPI_NO_OP ? NULL : packed,
+                 .fetch = fetched};
     if (packed_len % (size_t)a.e->size != 0)
         return fr_errorf(FR_ERR_INTERN, "accumulate: %zu bytes are not whole elements", packed_len);
-    if (!share && op == MPI_REPLACE) /* MPI_Reduce_local does not implement it */
-        return fr_unpack(packed, packed_len, target_addr, target_count, tinfo);
+    if (!share && (op == MPI_REPLACE || op == MPI_NO_OP)) {
+        /* Nobody else combines here: read the old values, then store (MPI_Reduce_local knows
+         * neither operation). */
+        if (fetched && (rc = fr_pack(target_addr, target_count, tinfo, fetched, packed_len)))
+            return rc;
+        return op == MPI_NO_OP ? MPI_SUCCESS
+                               : fr_unpack(packed, packed_len, target_addr, target_count, tinfo);
+    }
     int tclass = fr_dtype_predef_class((uint64_t)ti);
     /* Not for 1- and 2-byte integers: how their sums overflow is the MPI library's to say
      * (Open MPI 4.1's vector code saturates, open-mpi/ompi#8045); a wrapping add could differ. */
@@ -326,5 +360,18 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
     fr_acc_pieces_free(&a.group);
     free(a.in);
     free(a.io);
+    free(a.old);
     return rc;
+}
+
+int fr_acc_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,
+               const void *compare, void *result)
+{
+    if (share)
+        return fr_acc_shared_cas(share, target, e, origin, compare, result);
+    size_t n = (size_t)e->size; /* nobody else combines here */
+    memcpy(result, target, n);
+    if (memcmp(result, compare, n) == 0)
+        memcpy(target, origin, n);
+    return MPI_SUCCESS;
 }

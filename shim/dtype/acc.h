@@ -13,16 +13,17 @@
 
 #include "dtype.h"
 
-/* Ops travel by index, since handle values differ between processes. MPI_REPLACE included.
+/* Ops travel by index, since handle values differ between processes. MPI_REPLACE and MPI_NO_OP
+ * included.
  * Index of op, or -1 if op is not a predefined operation accumulate accepts. */
 int fr_op_index(MPI_Op op);
 MPI_Op fr_op_handle(int index); /* MPI_OP_NULL if out of range */
 const char *fr_op_name(int index);
 
-/* MPI_SUCCESS if op (predefined, or MPI_REPLACE) may combine elements of predefined type elem
- * (MPI-2.2 section 5.9.2 op/type table; MAXLOC/MINLOC on the pair types); an fr_errorf() code
- * FR_ERR_OP otherwise, naming op and type. elem == MPI_DATATYPE_NULL (mixed leaves) fails with
- * FR_ERR_TYPE. */
+/* MPI_SUCCESS if op may combine elements of predefined type elem: a predefined operation the MPI
+ * library's MPI_Reduce_local applies to elem, or MPI_REPLACE or MPI_NO_OP (every type); an
+ * fr_errorf() code FR_ERR_OP otherwise, naming op and type. elem == MPI_DATATYPE_NULL (mixed
+ * leaves) fails with FR_ERR_TYPE. */
 int fr_op_check(MPI_Op op, MPI_Datatype elem);
 
 /* Window memory that other processes may combine into at the same time: the owner's, mapped by
@@ -44,9 +45,17 @@ typedef struct fr_acc_share {
 
 /* target[i] = packed[i] op target[i] for every element of target_count elements of layout tinfo
  * at target_addr. packed holds the origin's data as consecutive elements of tinfo->elem
- * (packed_len bytes; must equal fr_dtype_bytes(tinfo, target_count)). MPI_REPLACE stores.
- * share: NULL when only the caller combines into this memory. */
+ * (packed_len bytes; must equal fr_dtype_bytes(tinfo, target_count)). MPI_REPLACE stores,
+ * MPI_NO_OP changes nothing (packed may then be NULL). share: NULL when only the caller combines
+ * into this memory. fetched: NULL, or packed_len bytes that receive each element's value from
+ * just before it was combined, packed as the origin's (MPI_Get_accumulate), taken atomically
+ * with the update. */
 int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const fr_dtype *tinfo,
-                 const void *packed, size_t packed_len, MPI_Op op);
+                 const void *packed, size_t packed_len, MPI_Op op, void *fetched);
+/* MPI_Compare_and_swap on one element of predefined type e at target: *result = old value; the
+ * element becomes *origin if the old value equals *compare (bitwise), atomically with every
+ * other accumulate (share as for fr_acc_apply). */
+int fr_acc_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,
+               const void *compare, void *result);
 
 #endif

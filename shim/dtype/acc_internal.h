@@ -32,12 +32,13 @@ typedef struct acc_run {
     size_t align;           /* alignment MPI_Reduce_local may assume for an array of e */
     fr_acc_share *share;    /* NULL: nobody else combines into this memory */
     char *target;           /* the target buffer address (element displacements start there) */
-    const unsigned char *packed; /* origin operands, packed */
+    const unsigned char *packed; /* origin operands, packed; NULL for MPI_NO_OP */
+    unsigned char *fetch;   /* NULL, or where the values before go, packed (Get_accumulate) */
     /* the batch being collected */
     size_t chunk;           /* elements per batch */
     acc_pieces pieces;
     size_t nelems, first;   /* first: packed index of the batch's first element */
-    unsigned char *in, *io; /* scratch arrays of chunk elements of e, made on demand */
+    unsigned char *in, *io, *old; /* scratch arrays of chunk elements of e, made on demand */
     acc_pieces group;       /* acc_shared.c: the pieces of one stripe */
 } acc_run;
 
@@ -47,14 +48,20 @@ unsigned char *fr_acc_scratch(const acc_run *a, unsigned char **p);
 int fr_acc_reduce_local(const acc_run *a, const void *in, void *inout, size_t n);
 /* Combine the operands vin (an aligned array of e, in batch order) into the pieces, nobody else
  * combining into them meanwhile: one MPI_Reduce_local in place when that is possible, else
- * through a gathered copy. */
+ * through a gathered copy. MPI_NO_OP: nothing. */
 int fr_acc_reduce(acc_run *a, const void *vin, const acc_piece *p, size_t np, size_t n);
+/* Copy the pieces' current values into vout (an array of e in batch order). */
+int fr_acc_gather(const acc_run *a, const acc_piece *p, size_t np, unsigned char *vout);
 
 /* Bytes of one hardware atomic that combines an element of e (1, 2, 4 or 8: its size, when it
  * has no padding and the platform has a compare-and-swap that wide), or 0. */
 size_t fr_acc_atomic_width(const fr_dtype *e);
 /* Combine the batch (a->pieces, operands vin), others combining into the same memory meanwhile
- * (a->share): stripe by stripe, with hardware atomics or holding the stripe. */
-int fr_acc_shared(acc_run *a, const unsigned char *vin);
+ * (a->share): stripe by stripe, with hardware atomics or holding the stripe. vout: NULL, or an
+ * array of e in batch order that receives each element's value from just before. */
+int fr_acc_shared(acc_run *a, const unsigned char *vin, unsigned char *vout);
+/* fr_acc_cas where others combine into the same memory. */
+int fr_acc_shared_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,
+                      const void *compare, void *result);
 
 #endif

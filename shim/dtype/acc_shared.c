@@ -18,7 +18,11 @@
  *    through a gathered copy: per element, a hardware atomic costs more than the whole
  *    vectorized reduction (a 256 KiB accumulate would take 100 times as long).
  * Either way no other combiner touches the element meanwhile in a conflicting way, so each
- * element is updated atomically against every other accumulate, whoever applies it.
+ * element is updated atomically against every other accumulate, whoever applies it. A fetching
+ * accumulate (MPI_Get_accumulate, MPI_Fetch_and_op) takes each element's value before in the
+ * same step: the value its compare-and-swap replaced or its fetch-and-add returned, or, holding
+ * the stripe, a copy taken before combining; MPI_Compare_and_swap is one compare-and-swap, or a
+ * comparison holding the stripe.
  *
  * Memory ordering: an element's atomic needs no barrier of its own: whoever then learns that the
  * accumulate is complete learns it through a release store that follows it (the ring packet, the
@@ -38,7 +42,7 @@ typedef struct awidth {
     void (*load)(volatile void *p, void *out);
     void (*store)(volatile void *p, const void *v);
     int (*cas)(volatile void *p, const void *old, const void *val);
-    void (*add)(volatile void *p, const void *v);
+    void (*add)(volatile void *p, const void *v, void *before); /* before: NULL, or the old value */
 } awidth;
 
 #define AWIDTH(N, T, AO)                                                                       \
@@ -60,11 +64,13 @@ typedef struct awidth {
         memcpy(&v, val, sizeof v);                                                             \
         return AO##compare_and_swap((volatile T *)p, o, v);                                    \
     }                                                                                          \
-    static void add##N(volatile void *p, const void *v)                                       \
+    static void add##N(volatile void *p, const void *v, void *before)                         \
     {                                                                                          \
         T x;                                                                                   \
         memcpy(&x, v, sizeof x);                                                               \
-        (void)AO##fetch_and_add((volatile T *)p, x);                                           \
+        x = AO##fetch_and_add((volatile T *)p, x);                                             \
+        if (before)                                                                            \
+            memcpy(before, &x, sizeof x);                                                      \
     }                                                                                          \
     static const awidth width##N = {load##N, store##N, cas##N, add##N};
 
@@ -120,8 +126,10 @@ size_t fr_acc_atomic_width(const fr_dtype *e)
 
 /* ---- with hardware atomics ---- */
 
-/* One element whose compare-and-swap lost to another process: read, combine, try again. */
-static int combine_one(const acc_run *a, const awidth *aw, size_t w, char *at, const void *in)
+/* One element whose compare-and-swap lost to another process: read, combine, try again. The
+ * value it replaced goes to *before (if not NULL). MPI_REPLACE: the new value is *in itself. */
+static int combine_one(const acc_run *a, const awidth *aw, size_t w, char *at, const void *in,
+                       void *before)
 {
     union {
         AO_t word; /* aligns the bytes for MPI_Reduce_local */
@@ -129,27 +137,38 @@ static int combine_one(const acc_run *a, const awidth *aw, size_t w, char *at, c
     } cur, res;
     do {
         aw->load(at, cur.b);
-        memcpy(res.b, cur.b, w);
-        int rc = fr_acc_reduce_local(a, in, res.b, 1);
+        memcpy(res.b, a->op == MPI_REPLACE ? in : cur.b, w);
+        int rc = a->op == MPI_REPLACE ? MPI_SUCCESS : fr_acc_reduce_local(a, in, res.b, 1);
         if (rc != MPI_SUCCESS)
             return rc;
     } while (!aw->cas(at, cur.b, res.b));
+    if (before)
+        memcpy(before, cur.b, w);
     return MPI_SUCCESS;
 }
 
-/* At most FR_ACC_ATOMIC_MAX elements, aligned. */
+/* At most FR_ACC_ATOMIC_MAX elements, aligned. vout: NULL, or where their values before go. */
 static int atomic_piece(acc_run *a, const awidth *aw, size_t w, const acc_piece *p,
-                        const unsigned char *vin)
+                        const unsigned char *vin, unsigned char *vout)
 {
     char *at = p->at;
-    if (a->op == MPI_REPLACE) {
+    if (a->op == MPI_NO_OP) { /* a fetch alone: an atomic load each */
         for (size_t k = 0; k < p->n; k++)
-            aw->store(at + k * w, vin + k * w);
+            aw->load(at + k * w, vout + k * w);
         return MPI_SUCCESS;
+    }
+    if (a->op == MPI_REPLACE) { /* a swap when the old value is wanted, else a store */
+        int rc = MPI_SUCCESS;
+        for (size_t k = 0; k < p->n && rc == MPI_SUCCESS; k++)
+            if (vout)
+                rc = combine_one(a, aw, w, at + k * w, vin + k * w, vout + k * w);
+            else
+                aw->store(at + k * w, vin + k * w);
+        return rc;
     }
     if (a->int_sum) { /* two's complement: one addition for signed and unsigned alike */
         for (size_t k = 0; k < p->n; k++)
-            aw->add(at + k * w, vin + k * w);
+            aw->add(at + k * w, vin + k * w, vout ? vout + k * w : NULL);
         return MPI_SUCCESS;
     }
     union {
@@ -161,9 +180,14 @@ static int atomic_piece(acc_run *a, const awidth *aw, size_t w, const acc_piece 
         aw->load(at + k * w, cur + k * w);
     memcpy(res, cur, p->n * w);
     int rc = fr_acc_reduce_local(a, vin, res, p->n);
-    for (size_t k = 0; k < p->n && rc == MPI_SUCCESS; k++)
-        if (!aw->cas(at + k * w, cur + k * w, res + k * w))
-            rc = combine_one(a, aw, w, at + k * w, vin + k * w);
+    for (size_t k = 0; k < p->n && rc == MPI_SUCCESS; k++) {
+        if (aw->cas(at + k * w, cur + k * w, res + k * w)) {
+            if (vout)
+                memcpy(vout + k * w, cur + k * w, w);
+        } else {
+            rc = combine_one(a, aw, w, at + k * w, vin + k * w, vout ? vout + k * w : NULL);
+        }
+    }
     return rc;
 }
 
@@ -191,25 +215,29 @@ static int atomic_able(const acc_run *a, const acc_piece *g, size_t ng, size_t n
 }
 
 static int run_group(acc_run *a, size_t stripe, const acc_piece *g, size_t ng, size_t n,
-                     const unsigned char *vin)
+                     const unsigned char *vin, unsigned char *vout)
 {
     fr_lockword *word = &a->share->stripes[stripe % FR_ACC_STRIPES];
     size_t w = (size_t)a->e->size;
     int rc = MPI_SUCCESS, exclusive = !atomic_able(a, g, ng, n);
     AO_t ticket = stripe_enter(word, exclusive);
     if (exclusive) {
-        rc = fr_acc_reduce(a, vin, g, ng, n);
+        if (vout)
+            rc = fr_acc_gather(a, g, ng, vout);
+        if (rc == MPI_SUCCESS)
+            rc = fr_acc_reduce(a, vin, g, ng, n);
         a->share->locked += n;
     } else {
         for (size_t i = 0; i < ng && rc == MPI_SUCCESS; i++)
-            rc = atomic_piece(a, width_ops(w), w, &g[i], vin + g[i].k0 * w);
+            rc = atomic_piece(a, width_ops(w), w, &g[i], vin ? vin + g[i].k0 * w : NULL,
+                              vout ? vout + g[i].k0 * w : NULL);
         a->share->atomic += n;
     }
     fr_lockword_release(word, ticket, exclusive); /* release, see shm_lock.h */
     return rc;
 }
 
-int fr_acc_shared(acc_run *a, const unsigned char *vin)
+int fr_acc_shared(acc_run *a, const unsigned char *vin, unsigned char *vout)
 {
     size_t ext = (size_t)a->e->extent, n = 0, stripe = 0;
     acc_pieces *g = &a->group;
@@ -227,8 +255,11 @@ int fr_acc_shared(acc_run *a, const unsigned char *vin)
             if (m > p->n - k)
                 m = p->n - k;
             if (g->n > 0 && s != stripe) {
-                rc = run_group(a, stripe, fr_acc_pieces(g), g->n, n, vin);
-                vin += n * ext;
+                rc = run_group(a, stripe, fr_acc_pieces(g), g->n, n, vin, vout);
+                if (vin)
+                    vin += n * ext;
+                if (vout)
+                    vout += n * ext;
                 g->n = n = 0;
             }
             stripe = s;
@@ -237,6 +268,33 @@ int fr_acc_shared(acc_run *a, const unsigned char *vin)
         }
     }
     if (rc == MPI_SUCCESS && g->n > 0)
-        rc = run_group(a, stripe, fr_acc_pieces(g), g->n, n, vin);
+        rc = run_group(a, stripe, fr_acc_pieces(g), g->n, n, vin, vout);
     return rc;
+}
+
+int fr_acc_shared_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,
+                      const void *compare, void *result)
+{
+    size_t w = (size_t)e->size;
+    size_t stripe = (size_t)((const char *)target - share->base) / FR_ACC_STRIPE_BYTES;
+    fr_lockword *word = &share->stripes[stripe % FR_ACC_STRIPES];
+    const awidth *aw = fr_acc_atomic_width(e) ? width_ops(w) : NULL;
+    int exclusive = !aw || (uintptr_t)target % w != 0;
+    AO_t ticket = stripe_enter(word, exclusive);
+    if (exclusive) {
+        memcpy(result, target, w);
+        if (memcmp(result, compare, w) == 0)
+            memcpy(target, origin, w);
+        share->locked++;
+    } else {
+        /* Linearized at the load that finds a different value, or at the swap that holds. */
+        for (;;) {
+            aw->load(target, result);
+            if (memcmp(result, compare, w) != 0 || aw->cas(target, result, origin))
+                break;
+        }
+        share->atomic++;
+    }
+    fr_lockword_release(word, ticket, exclusive);
+    return MPI_SUCCESS;
 }

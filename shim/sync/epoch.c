@@ -13,14 +13,17 @@
 #include <stdlib.h>
 
 static const char *const kind_call[] = {[FR_OP_PUT] = "MPI_Put", [FR_OP_GET] = "MPI_Get",
-                                        [FR_OP_ACC] = "MPI_Accumulate"};
+                                        [FR_OP_ACC] = "MPI_Accumulate",
+                                        [FR_OP_GACC] = "MPI_Get_accumulate",
+                                        [FR_OP_CAS] = "MPI_Compare_and_swap"};
 
 int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out)
 {
     fr_peer *p = &w->peers[target];
     /* A started sync-ops request covering the operation takes it, whatever else is open
-     * (docs/specification.md, section 6). */
-    if (p->cover[kind]) {
+     * (docs/specification.md, section 6). MPI_MODE_WIN_ACCUMULATE covers every accumulate:
+     * MPI_Get_accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap too (section 12). */
+    if (p->cover[kind >= FR_OP_ACC ? FR_OP_ACC : kind]) {
         *out = FR_EPOCH_COUNTER;
         return MPI_SUCCESS;
     }

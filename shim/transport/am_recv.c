@@ -32,6 +32,7 @@ typedef struct target_xfer {
     int op_index;
     void *tmp;           /* accumulate: the origin's data */
     size_t tmp_len;
+    void *reply;         /* fetching accumulate: the values before, on their way back */
 } target_xfer;
 
 static void xfer_done(void *ctx, MPI_Status *st)
@@ -42,13 +43,14 @@ static void xfer_done(void *ctx, MPI_Status *st)
     int src = x->src;
     if (x->tmp) {
         int rc = fr_direct_acc_apply(w, w->rank, x->addr, x->count, x->tt, x->tmp, x->tmp_len,
-                                     fr_op_handle(x->op_index));
+                                     fr_op_handle(x->op_index), NULL);
         if (rc != MPI_SUCCESS)
             fprintf(stderr, "flexrma: rank %d: accumulate from rank %d failed: %s\n", w->rank,
                     src, fr_error_detail());
         free(x->tmp);
         peer->accs_arriving--;
     }
+    free(x->reply);
     fr_am_rxtype_unhold(x->tt);
     w->target_pending--;
     fr_target_op_done(w, src, x->epoch, x->number);
@@ -61,6 +63,36 @@ static void reject(fr_win *w, int src, const fr_pkt *p, const char *why)
 {
     fprintf(stderr, "flexrma: rank %d: dropped an RMA operation from rank %d: %s\n", w->rank, src,
             why);
+}
+
+/* A fetching accumulate or compare-and-swap: applied now, in order with src's other
+ * accumulates, and the values before sent back on its data tag (as MPI_PACKED: the origin
+ * receives them with its result datatype). A failed one still answers, so the origin's receive
+ * completes; the failure is reported here. */
+static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, char *addr,
+                      const unsigned char *data)
+{
+    size_t len = (size_t)p->data_len;
+    unsigned char *before = fr_xcalloc(1, len);
+    int rc;
+    if (p->type == FR_PKT_CAS)
+        rc = fr_direct_cas(w, w->rank, addr, tt, data, data + len, before);
+    else
+        rc = fr_direct_acc_apply(w, w->rank, addr, p->count, tt,
+                                 (p->flags & FR_PKTF_INLINE) ? data : NULL, len,
+                                 fr_op_handle(p->op), before);
+    if (rc != MPI_SUCCESS)
+        reject(w, src, p, fr_error_detail());
+    if (len > INT32_MAX)
+        fr_fatal("fetching accumulate of %zu bytes exceeds an MPI count", len);
+    target_xfer *x = fr_xcalloc(1, sizeof *x);
+    *x = (target_xfer){.w = w, .src = src, .epoch = (fr_epoch)p->epoch, .tt = tt, .reply = before};
+    x->number = fr_target_op_begin(w, src);
+    fr_am_rxtype_hold(tt);
+    MPI_Request req;
+    FR_CHECK_MPI(PMPI_Isend(before, (int)len, MPI_PACKED, src, (int)p->data_tag, w->comm, &req));
+    w->target_pending++;
+    fr_pending_add(req, xfer_done, x);
 }
 
 static void run_op(fr_win *w, int src, const fr_pkt *p)
@@ -89,6 +121,10 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
     }
     char *addr = (char *)w->base + off;
     int rc = MPI_SUCCESS;
+    if (p->type == FR_PKT_GACC || p->type == FR_PKT_CAS) {
+        run_fetch(w, src, p, tt, addr, data);
+        return;
+    }
     if (p->flags & FR_PKTF_INLINE) {
         if (p->type == FR_PKT_PUT && tt->contiguous) /* data_len was checked just above */
             memcpy(addr, data, (size_t)p->data_len);
@@ -96,7 +132,7 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
             rc = fr_unpack(data, (size_t)p->data_len, addr, p->count, tt);
         else
             rc = fr_direct_acc_apply(w, w->rank, addr, p->count, tt, data, (size_t)p->data_len,
-                                     fr_op_handle(p->op));
+                                     fr_op_handle(p->op), NULL);
         if (rc != MPI_SUCCESS)
             reject(w, src, p, fr_error_detail());
         fr_target_op_done(w, src, epoch, 0);
@@ -128,6 +164,11 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
     fr_pending_add(req, xfer_done, x);
 }
 
+static int is_acc(const fr_pkt *p)
+{
+    return p->type == FR_PKT_ACC || p->type == FR_PKT_GACC || p->type == FR_PKT_CAS;
+}
+
 static void hold(fr_peer *peer, const fr_pkt *p, size_t size)
 {
     fr_held *h = fr_xmalloc(sizeof *h + size);
@@ -140,7 +181,7 @@ static void hold(fr_peer *peer, const fr_pkt *p, size_t size)
 
 static int is_op(const fr_pkt *p)
 {
-    return p->type == FR_PKT_PUT || p->type == FR_PKT_GET || p->type == FR_PKT_ACC;
+    return p->type == FR_PKT_PUT || p->type == FR_PKT_GET || is_acc(p);
 }
 
 /* Whether src's packet may touch this window now: its epoch must be open here, and an
@@ -149,7 +190,7 @@ static int is_op(const fr_pkt *p)
 static int may_run(const fr_win *w, int src, const fr_pkt *p)
 {
     const fr_peer *peer = &w->peers[src];
-    if (p->type == FR_PKT_ACC && peer->accs_arriving > 0)
+    if (is_acc(p) && peer->accs_arriving > 0)
         return 0;
     fr_epoch e = is_op(p) ? (fr_epoch)p->epoch : FR_EPOCH_NONE;
     if (e == FR_EPOCH_LOCK || p->type == FR_PKT_UNLOCK)

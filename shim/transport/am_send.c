@@ -9,6 +9,7 @@
  * in a message of their own straight from the user's buffer with the user's datatype, and a get
  * posts its receive into the user's buffer before the batch leaves. */
 #include "direct.h"
+#include "dtype/acc.h"
 #include "progress/progress.h"
 #include "progress/request.h"
 #include "core/next.h"
@@ -150,7 +151,7 @@ static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
 /* Append a synchronization packet (and the description it carries, if any). */
 static void batch_add(fr_win *w, int target, fr_batch *b, const fr_pkt *h, const void *desc)
 {
-    fr_pkt *at = batch_room(w, target, b, h->desc_len, h->flags & FR_PKTF_INLINE ? h->data_len : 0);
+    fr_pkt *at = batch_room(w, target, b, h->desc_len, fr_pkt_inline_len(h));
     *at = *h;
     if (h->desc_len)
         memcpy(at + 1, desc, h->desc_len);
@@ -170,9 +171,23 @@ static uint32_t next_tag(fr_win *w, int is_get)
 }
 
 static const uint8_t pkt_of_kind[] = {[FR_OP_PUT] = FR_PKT_PUT, [FR_OP_GET] = FR_PKT_GET,
-                                      [FR_OP_ACC] = FR_PKT_ACC};
+                                      [FR_OP_ACC] = FR_PKT_ACC, [FR_OP_GACC] = FR_PKT_GACC,
+                                      [FR_OP_CAS] = FR_PKT_CAS};
 
-/* The operation's packet, its data inline or in a message of its own sent now. */
+/* Bytes of origin data a packet carries: all of it for an eager put or accumulate; for a
+ * fetching accumulate always (its reply is what takes a message of its own), except with
+ * MPI_NO_OP; for a compare-and-swap the new value and the comparand. */
+static uint64_t inline_len(const fr_op *op)
+{
+    if (fr_op_is_eager(op))
+        return (uint64_t)op->bytes;
+    if (op->kind == FR_OP_GACC)
+        return op->op_index == fr_op_index(MPI_NO_OP) ? 0 : (uint64_t)op->bytes;
+    return op->kind == FR_OP_CAS ? 2 * (uint64_t)op->bytes : 0;
+}
+
+/* The operation's packet, its data inline or in a message of its own sent now; an operation
+ * that brings data back posts the receive for it first. */
 static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
 {
     int rc = MPI_SUCCESS;
@@ -187,22 +202,28 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     if (!eager) {
         if (op->req)
             op->req->cls->op_issued(op->req, ordinal, 0);
-        data_tag = next_tag(w, op->kind == FR_OP_GET);
+        data_tag = next_tag(w, fr_op_fetches(op));
         MPI_Request req;
-        if (op->kind == FR_OP_GET)
-            FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+        fr_dtype *dt = op->origin_dt;
+        if (op->kind == FR_OP_GET) {
+            FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, dt->handle, t,
                                     (int)data_tag, w->comm, &req));
-        else
-            FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, op->origin_dt->handle, t,
+        } else if (fr_op_fetches(op)) {
+            dt = op->result_dt;
+            FR_CHECK_MPI(PMPI_Irecv(op->result_addr, op->result_count, dt->handle, t,
                                     (int)data_tag, w->comm, &req));
-        fr_dtype_retain(op->origin_dt);
-        track(w, t, req, op->origin_dt, NULL, op->req);
+        } else {
+            FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, dt->handle, t,
+                                    (int)data_tag, w->comm, &req));
+        }
+        fr_dtype_retain(dt);
+        track(w, t, req, dt, NULL, op->req);
     }
-    uint64_t desc_len = with_desc ? td->wire_len : 0;
-    fr_pkt *h = batch_room(w, t, b, desc_len, eager ? (uint64_t)op->bytes : 0);
+    uint64_t desc_len = with_desc ? td->wire_len : 0, inl = inline_len(op);
+    fr_pkt *h = batch_room(w, t, b, desc_len, inl);
     *h = (fr_pkt){.type = pkt_of_kind[op->kind],
                   .epoch = (uint8_t)op->epoch,
-                  .flags = (uint8_t)((eager ? FR_PKTF_INLINE : 0) |
+                  .flags = (uint8_t)((inl ? FR_PKTF_INLINE : 0) |
                                      (with_desc ? FR_PKTF_TYPEDESC : 0)),
                   .op = op->op_index,
                   .count = op->target_count,
@@ -214,14 +235,16 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
                   .data_len = (uint64_t)op->bytes};
     if (with_desc)
         memcpy(h + 1, td->wire, desc_len);
-    if (!eager)
+    if (!inl)
         return MPI_SUCCESS;
     unsigned char *data = (unsigned char *)(h + 1) + fr_pkt_align(desc_len);
     if (op->origin_dt->contiguous) /* op->bytes was checked against it at issue */
         memcpy(data, op->origin_addr, (size_t)op->bytes);
     else
         rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, data, (size_t)op->bytes);
-    if (op->req)
+    if (op->kind == FR_OP_CAS)
+        memcpy(data + op->bytes, op->compare_addr, (size_t)op->bytes);
+    if (op->req && eager)
         op->req->cls->op_issued(op->req, ordinal, 1); /* packed: complete here */
     return rc;
 }

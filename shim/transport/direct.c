@@ -227,7 +227,7 @@ static int suits(const dpeer *d, const fr_op *op)
         return 0;
     if (d->mode == D_MAP)
         return 1;
-    if (op->kind == FR_OP_ACC)
+    if (fr_op_is_acc(op))
         return 0; /* a read-modify-write needs the memory mapped */
     /* A system call only pays beyond the eager limit; remote iovecs only for contiguous ones. */
     return !fr_op_is_eager(op) && op->target_dt->contiguous;
@@ -267,40 +267,81 @@ static dstate *state_of(fr_win *w, int rank)
     return d ? d->state : NULL;
 }
 
-int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
-                        const void *packed, size_t len, MPI_Op op)
+/* Where nobody maps owner's window, only its owner combines into it (share NULL); else the
+ * stripes of its state page. */
+static int share_of(fr_win *w, int owner, fr_acc_share *share)
 {
     dstate *s = state_of(w, owner);
-    if (!s) /* nobody maps this window: only its owner combines into it */
-        return fr_acc_apply(NULL, addr, count, t, packed, len, op);
-    fr_acc_share share = {.base = owner == w->rank ? w->base : peer_of(w, owner)->win,
-                          .stripes = s->acc_stripes};
-    int rc = fr_acc_apply(&share, addr, count, t, packed, len, op);
-    w->st.acc_atomic += share.atomic;
-    w->st.acc_locked += share.locked;
+    if (!s)
+        return 0;
+    *share = (fr_acc_share){.base = owner == w->rank ? w->base : peer_of(w, owner)->win,
+                            .stripes = s->acc_stripes};
+    return 1;
+}
+
+static void count_shared(fr_win *w, const fr_acc_share *share)
+{
+    w->st.acc_atomic += share->atomic;
+    w->st.acc_locked += share->locked;
+}
+
+int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
+                        const void *packed, size_t len, MPI_Op op, void *fetched)
+{
+    fr_acc_share share;
+    if (!share_of(w, owner, &share))
+        return fr_acc_apply(NULL, addr, count, t, packed, len, op, fetched);
+    int rc = fr_acc_apply(&share, addr, count, t, packed, len, op, fetched);
+    count_shared(w, &share);
+    return rc;
+}
+
+int fr_direct_cas(fr_win *w, int owner, void *addr, const fr_dtype *e, const void *origin,
+                  const void *compare, void *result)
+{
+    fr_acc_share share;
+    if (!share_of(w, owner, &share))
+        return fr_acc_cas(NULL, addr, e, origin, compare, result);
+    int rc = fr_acc_cas(&share, addr, e, origin, compare, result);
+    count_shared(w, &share);
+    return rc;
+}
+
+int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op)
+{
+    size_t bytes = (size_t)op->bytes;
+    if (op->kind == FR_OP_CAS)
+        return fr_direct_cas(w, owner, at, op->target_dt, op->origin_addr, op->compare_addr,
+                             op->result_addr); /* one predefined element: no packing */
+    const void *packed = op->origin_addr;
+    void *tmp = NULL, *fetched = NULL;
+    int rc = MPI_SUCCESS, no_op = op->op_index == fr_op_index(MPI_NO_OP);
+    if (no_op)
+        packed = NULL;
+    else if (!op->origin_dt->contiguous)
+        packed = tmp = fr_xmalloc(bytes);
+    if (tmp)
+        rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes);
+    if (op->kind == FR_OP_GACC)
+        fetched = op->result_dt->contiguous ? op->result_addr : fr_xmalloc(bytes);
+    if (rc == MPI_SUCCESS)
+        rc = fr_direct_acc_apply(w, owner, at, op->target_count, op->target_dt, packed, bytes,
+                                 fr_op_handle(op->op_index), fetched);
+    if (rc == MPI_SUCCESS && fetched && fetched != op->result_addr)
+        rc = fr_unpack(fetched, bytes, op->result_addr, op->result_count, op->result_dt);
+    if (fetched != op->result_addr)
+        free(fetched);
+    free(tmp);
     return rc;
 }
 
 /* ---- copies ---- */
 
-static int acc_map(fr_win *w, int target, char *at, const fr_op *op)
-{
-    size_t bytes = (size_t)op->bytes;
-    void *tmp = op->origin_dt->contiguous ? NULL : fr_xmalloc(bytes);
-    int rc = tmp ? fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes)
-                 : MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = fr_direct_acc_apply(w, target, at, op->target_count, op->target_dt,
-                                 tmp ? tmp : op->origin_addr, bytes, fr_op_handle(op->op_index));
-    free(tmp);
-    return rc;
-}
-
 static int copy_map(fr_win *w, const dpeer *d, int target, const fr_op *op)
 {
     char *at = d->win + op->target_disp * (MPI_Aint)w->peers[target].disp_unit;
-    if (op->kind == FR_OP_ACC)
-        return acc_map(w, target, at, op);
+    if (fr_op_is_acc(op))
+        return fr_direct_acc_op(w, target, at, op);
     if (op->kind == FR_OP_PUT)
         return fr_copy_typed(op->origin_addr, op->origin_count, op->origin_dt, at,
                              op->target_count, op->target_dt, (size_t)op->bytes);
@@ -336,7 +377,7 @@ static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
  * the window only while everything I sent the target is known complete there. */
 static int in_order(const fr_win *w, int target, const fr_op *op)
 {
-    return op->kind != FR_OP_ACC || fr_peer_settled(&w->peers[target]);
+    return !fr_op_is_acc(op) || fr_peer_settled(&w->peers[target]);
 }
 
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)

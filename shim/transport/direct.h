@@ -72,9 +72,17 @@ struct fr_lockword *fr_direct_lockword(fr_win *w, int rank);
  * addr, as fr_acc_apply does. When owner has a state page, node peers may combine into its
  * window at the same moment (their direct accumulates, the owner's from packets and its own):
  * then every element is combined on its own, with a hardware atomic or under one of the
- * accumulate stripes in that page (acc_shared.c), atomic per element as MPI asks. */
+ * accumulate stripes in that page (acc_shared.c), atomic per element as MPI asks. fetched: NULL,
+ * or where the values before go (MPI_Get_accumulate, MPI_Fetch_and_op). */
 int fr_direct_acc_apply(fr_win *w, int owner, void *addr, int count, const fr_dtype *t,
-                        const void *packed, size_t len, MPI_Op op);
+                        const void *packed, size_t len, MPI_Op op, void *fetched);
+/* An accumulate of any kind (MPI_Accumulate, MPI_Get_accumulate, MPI_Compare_and_swap) into
+ * owner's window at `at`, from op's origin buffer, its result (if any) into op's result buffer:
+ * by the target itself (local.c), or by an origin that maps the window. */
+int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op);
+/* MPI_Compare_and_swap on one element of e at addr in owner's window, the same way. */
+int fr_direct_cas(fr_win *w, int owner, void *addr, const fr_dtype *e, const void *origin,
+                  const void *compare, void *result);
 
 /* Copy op to target now if the target's window can be reached and its epoch allows it.
  * Returns 1 if done (*rc: the copy's result; op's request, if any, is told that the operation

@@ -1,10 +1,7 @@
 /* local.c - operations whose target is this process: plain copies, no messages
  * (seed 001 section 4.1: "performed ... by doing a simple memory copy or local accumulate"). */
-#include "dtype/acc.h"
 #include "direct.h"
 #include "win/win.h"
-
-#include <stdlib.h>
 
 int fr_local_op(fr_win *w, const fr_op *op)
 {
@@ -17,20 +14,10 @@ int fr_local_op(fr_win *w, const fr_op *op)
     case FR_OP_GET:
         return fr_copy_typed(target, op->target_count, op->target_dt, op->origin_addr,
                           op->origin_count, op->origin_dt, bytes);
-    case FR_OP_ACC: {
-        const void *packed = op->origin_addr;
-        void *tmp = NULL;
-        int rc = MPI_SUCCESS;
-        if (!op->origin_dt->contiguous) {
-            packed = tmp = fr_xmalloc(bytes);
-            rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes);
-        }
-        if (rc == MPI_SUCCESS)
-            rc = fr_direct_acc_apply(w, w->rank, target, op->target_count, op->target_dt, packed,
-                                     bytes, fr_op_handle(op->op_index));
-        free(tmp);
-        return rc;
-    }
+    case FR_OP_ACC:
+    case FR_OP_GACC:
+    case FR_OP_CAS:
+        return fr_direct_acc_op(w, w->rank, target, op);
     default:
         return fr_errorf(FR_ERR_INTERN, "unknown operation kind %d", op->kind);
     }

@@ -47,6 +47,10 @@ typedef enum fr_pkt_type {
                             complete (`op` != 0: the bump was dropped) */
     FR_PKT_COUNTER_READ, /* origin -> owner: send the value of counter `dtype` as read `seq` */
     FR_PKT_COUNTER_VALUE,/* owner -> origin: read `seq` found `arg` (`op` != 0: no such counter) */
+    FR_PKT_GACC,         /* origin -> target: combine the inline data with op (none for MPI_NO_OP)
+                            and send the data_len bytes before back on data_tag */
+    FR_PKT_CAS,          /* origin -> target: one element; inline: the new value, then the
+                            comparand; the value before goes back on data_tag */
 } fr_pkt_type;
 
 enum {
@@ -62,7 +66,7 @@ typedef struct fr_pkt {
     uint8_t epoch;       /* fr_epoch of an operation */
     uint8_t flags;       /* FR_PKTF_* */
     uint8_t lock_type;   /* LOCK: MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
-    int32_t op;          /* ACC: operation index (fr_op_index) */
+    int32_t op;          /* ACC, GACC: operation index (fr_op_index) */
     int32_t count;       /* target count */
     uint32_t data_tag;   /* tag of the separate data message when not inline */
     int64_t disp;        /* target displacement, in the target's displacement units */
@@ -76,13 +80,18 @@ typedef struct fr_pkt {
 
 static inline uint64_t fr_pkt_align(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
+/* Bytes of inline data: data_len, twice for CAS (the new value and the comparand). */
+static inline uint64_t fr_pkt_inline_len(const fr_pkt *p)
+{
+    if (!(p->flags & FR_PKTF_INLINE))
+        return 0;
+    return p->type == FR_PKT_CAS ? 2 * p->data_len : p->data_len;
+}
+
 /* Bytes the packet occupies in a batch. */
 static inline uint64_t fr_pkt_size(const fr_pkt *p)
 {
-    uint64_t n = sizeof(fr_pkt) + fr_pkt_align(p->desc_len);
-    if (p->flags & FR_PKTF_INLINE)
-        n += fr_pkt_align(p->data_len);
-    return n;
+    return sizeof(fr_pkt) + fr_pkt_align(p->desc_len) + fr_pkt_align(fr_pkt_inline_len(p));
 }
 
 #endif

@@ -38,7 +38,16 @@ typedef enum fr_epoch {
 } fr_epoch;
 const char *fr_epoch_name(fr_epoch e);
 
-typedef enum fr_opkind { FR_OP_PUT = 1, FR_OP_GET, FR_OP_ACC, FR_OP_KINDS } fr_opkind;
+/* MPI_Put, MPI_Get, MPI_Accumulate; MPI_Get_accumulate and MPI_Fetch_and_op (GACC: an
+ * accumulate that also fetches the values before), MPI_Compare_and_swap. */
+typedef enum fr_opkind {
+    FR_OP_PUT = 1,
+    FR_OP_GET,
+    FR_OP_ACC,
+    FR_OP_GACC,
+    FR_OP_CAS,
+    FR_OP_KINDS
+} fr_opkind;
 
 /* One RMA operation, queued at the origin until the epoch's closing call issues it
  * (seed 001 section 4: "do everything in the second synchronization call"). It holds references
@@ -55,7 +64,18 @@ typedef struct fr_op {
     fr_dtype *target_dt;
     MPI_Count bytes;           /* data bytes moved */
     struct fr_req *req;        /* the request that waits for it (MPI_Iput...), or NULL */
+    /* GACC, CAS: where the target's values before go, and CAS's comparand (one element) */
+    void *result_addr;
+    int result_count;
+    fr_dtype *result_dt;
+    const void *compare_addr;
 } fr_op;
+
+/* An accumulate of any kind: combined into the target atomically per element, in program order
+ * with the origin's other accumulates (MPI-3.1 11.7). */
+static inline int fr_op_is_acc(const fr_op *op) { return op->kind >= FR_OP_ACC; }
+/* Does it bring data back (GET, GACC, CAS)? */
+static inline int fr_op_fetches(const fr_op *op) { return op->kind == FR_OP_GET || op->kind >= FR_OP_GACC; }
 
 typedef struct fr_opq {
     fr_op *ops;
@@ -305,10 +325,10 @@ void fr_op_release(fr_op *op);
 static inline int fr_peer_unsent(const fr_peer *p) { return p->cq.n > 0 || p->packed.len > 0; }
 
 /* Does the operation's data travel inside the packet (so it is complete at the origin once
- * queued for sending)? */
+ * queued for sending)? Not an operation that brings data back. */
 static inline int fr_op_is_eager(const fr_op *op)
 {
-    return op->kind != FR_OP_GET && (size_t)op->bytes <= fr_opt.eager_max;
+    return !fr_op_fetches(op) && (size_t)op->bytes <= fr_opt.eager_max;
 }
 
 /* Does w close fences with the direct scheme (one FENCE_DONE per pair) rather than by

@@ -154,13 +154,13 @@ static void lock_errors(void)
     expect(MPI_SUCCESS, "MPI_Win_sync", MPI_Win_sync(w.win));
     expect(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Rput",
            MPI_Rput(bad, 1, MPI_INT, right(), 2, 1, MPI_INT, w.win, &req));
-    expect(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Fetch_and_op",
-           MPI_Fetch_and_op(bad, &got, MPI_INT, right(), 3, MPI_SUM, w.win));
-    expect(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Get_accumulate",
-           MPI_Get_accumulate(bad, 1, MPI_INT, &got, 1, MPI_INT, right(), 4, 1, MPI_INT, MPI_SUM,
+    expect(MPI_ERR_OP, "MPI_Fetch_and_op with MPI_OP_NULL",
+           MPI_Fetch_and_op(bad, &got, MPI_INT, right(), 3, MPI_OP_NULL, w.win));
+    expect(MPI_ERR_TYPE, "MPI_Get_accumulate with a result of another type",
+           MPI_Get_accumulate(bad, 1, MPI_INT, &got, 1, MPI_FLOAT, right(), 4, 1, MPI_INT, MPI_SUM,
                               w.win));
-    expect(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Compare_and_swap",
-           MPI_Compare_and_swap(&ll, &ll, &ll, MPI_LONG_LONG, right(), 6, w.win));
+    expect(MPI_ERR_RMA_RANGE, "MPI_Compare_and_swap beyond the window",
+           MPI_Compare_and_swap(&ll, &ll, &ll, MPI_LONG_LONG, right(), N, w.win));
     valid_put(2); /* the epoch is still usable */
     is_int(MPI_Win_unlock(right(), w.win), MPI_SUCCESS, "unlock after the failed calls");
     ok(got == -1 && req == MPI_REQUEST_NULL, "the failed MPI-3 calls wrote nothing at the origin");

@@ -8,12 +8,13 @@
  * with padding, unaligned operands, inputs larger than one internal chunk.
  */
 #include "dtype/acc.h"
+#include "node/shm_lock.h"
 #include "tap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define NOPS 13
+#define NOPS 14
 #define OTHER_CHECKS 14
 
 static int err_class(int rc)
@@ -112,7 +113,7 @@ static int allowed(MPI_Op op, int c)
         return integer || c == BYTE;
     if (op == MPI_MAXLOC || op == MPI_MINLOC)
         return c == PAIR;
-    return op == MPI_REPLACE;
+    return op == MPI_REPLACE || op == MPI_NO_OP;
 }
 
 /* Does the MPI library reduce one element of t with op? Asked directly, errors returned. */
@@ -158,31 +159,50 @@ static int same_data(const void *a, const void *b, int n, MPI_Datatype t, size_t
     return same;
 }
 
+/* Stripe lock words as a state page holds them: fr_acc_apply then combines as it does where node
+ * peers may combine at the same time (hardware atomics, or holding a stripe). */
+static fr_lockword stripes[FR_ACC_STRIPES];
+
 /* fr_acc_apply on 5 consecutive elements (the predefined description as target layout), with
- * `packed` at an offset `mis` from an aligned address, against MPI_Reduce_local by hand. */
+ * `packed` at an offset `mis` from an aligned address, against MPI_Reduce_local by hand; alone,
+ * fetching the values before (Get_accumulate), and fetching where others may combine too. */
 static int apply_matches(MPI_Op op, const fr_dtype *e, size_t mis)
 {
     enum { N = 5 };
     size_t tb = N * (size_t)e->extent, pb = N * (size_t)e->size;
     unsigned char *target = calloc(tb, 1), *ref = calloc(tb, 1), *in = calloc(tb, 1);
     unsigned char *raw = calloc(pb + 16, 1), *packed = raw + mis;
-    int pos = 0, good;
+    unsigned char *before = calloc(pb, 1), *fetched = calloc(pb, 1);
+    int pos = 0, good = 1;
 
     pattern(target, tb, 1);
-    memcpy(ref, target, tb);
     pattern(packed, pb, 3);
-    if (op == MPI_REPLACE) {
-        MPI_Unpack(packed, (int)pb, &pos, ref, N, e->handle, MPI_COMM_SELF);
-    } else {
-        MPI_Unpack(packed, (int)pb, &pos, in, N, e->handle, MPI_COMM_SELF);
-        MPI_Reduce_local(in, ref, N, e->handle, op);
+    MPI_Pack(target, N, e->handle, before, (int)pb, &pos, MPI_COMM_SELF);
+    for (int way = 0; way < 3 && good; way++) {
+        fr_acc_share share = {.base = (const char *)target, .stripes = stripes};
+        pattern(target, tb, 1);
+        memcpy(ref, target, tb);
+        pos = 0;
+        if (op == MPI_REPLACE) {
+            MPI_Unpack(packed, (int)pb, &pos, ref, N, e->handle, MPI_COMM_SELF);
+        } else if (op != MPI_NO_OP) {
+            MPI_Unpack(packed, (int)pb, &pos, in, N, e->handle, MPI_COMM_SELF);
+            MPI_Reduce_local(in, ref, N, e->handle, op);
+        }
+        memset(fetched, 0xee, pb);
+        good = fr_acc_apply(way == 2 ? &share : NULL, target, N, e, packed, pb, op,
+                            way ? fetched : NULL) == MPI_SUCCESS &&
+               same_data(target, ref, N, e->handle, pb) &&
+               (way == 0 || memcmp(fetched, before, pb) == 0);
+        if (!good)
+            diag("%s way %d differs", way == 0 ? "apply" : way == 1 ? "fetch" : "shared fetch", way);
     }
-    good = fr_acc_apply(NULL, target, N, e, packed, pb, op) == MPI_SUCCESS &&
-           same_data(target, ref, N, e->handle, pb);
     free(target);
     free(ref);
     free(in);
     free(raw);
+    free(before);
+    free(fetched);
     return good;
 }
 
@@ -205,7 +225,7 @@ static void test_op(int oi)
             table_ok = 0;
             continue;
         }
-        want = op == MPI_REPLACE || library_reduces(op, e->handle);
+        want = op == MPI_REPLACE || op == MPI_NO_OP || library_reduces(op, e->handle);
         rc = fr_op_check(op, e->handle);
         if (want != (rc == MPI_SUCCESS) || (!want && err_class(rc) != MPI_ERR_OP) ||
             (allowed(op, c) && !want)) {
@@ -274,15 +294,15 @@ static void test_strided(void)
             sum[7 * e + 2 * j] += packed[4 * e + j];
             repl[7 * e + 2 * j] = packed[4 * e + j];
         }
-    ok(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed, MPI_SUM) == MPI_SUCCESS,
+    ok(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed, MPI_SUM, NULL) == MPI_SUCCESS,
        "MPI_SUM on a strided target");
     ok(memcmp(target, sum, sizeof sum) == 0, "strided MPI_SUM: data summed, gaps untouched");
     for (int i = 0; i < 16; i++)
         target[i] = 100 + i;
-    ok(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed, MPI_REPLACE) == MPI_SUCCESS &&
+    ok(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed, MPI_REPLACE, NULL) == MPI_SUCCESS &&
            memcmp(target, repl, sizeof repl) == 0,
        "MPI_REPLACE on a strided target stores data, leaves gaps");
-    is_int(err_class(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed - 4, MPI_SUM)),
+    is_int(err_class(fr_acc_apply(NULL, target, 2, d, packed, sizeof packed - 4, MPI_SUM, NULL)),
            MPI_ERR_TYPE, "payload size mismatch rejected with MPI_ERR_TYPE");
     MPI_Type_free(&v);
 }
@@ -306,7 +326,7 @@ static void test_pairs(void)
         memcpy(packed + 12 * i + 8, &in[i].k, 4);
     }
     good = fr_acc_apply(NULL, target, 4, predef(MPI_DOUBLE_INT), packed, sizeof packed,
-                        MPI_MAXLOC) ==
+                        MPI_MAXLOC, NULL) ==
            MPI_SUCCESS;
     ok(good && target[0].v == 3.0 && target[0].k == 10 && target[1].v == 5.0 &&
            target[1].k == 0 && target[2].v == 2.0 && target[2].k == 2 && target[3].v == 7.5 &&
@@ -323,7 +343,7 @@ static void test_pairs(void)
         }
         MPI_Type_vector(2, 1, 2, MPI_DOUBLE_INT, &v);
         d = describe(v);
-        good = fr_acc_apply(NULL, target, 1, d, p2, sizeof p2, MPI_MINLOC) == MPI_SUCCESS;
+        good = fr_acc_apply(NULL, target, 1, d, p2, sizeof p2, MPI_MINLOC, NULL) == MPI_SUCCESS;
         ok(good && target[0].v == 0.5 && target[0].k == 20 && target[2].v == 2.0 &&
                target[2].k == 1 && target[1].v == 5.0 && target[1].k == 0 && target[3].k == 13,
            "MPI_MINLOC on a strided vector of MPI_DOUBLE_INT");
@@ -340,7 +360,7 @@ static void test_pairs(void)
             double x = 4.0;
             memcpy(t12 + 12 * i, &x, 8);
         }
-        good = d->contiguous && fr_acc_apply(NULL, t12, 3, d, packed, 36, MPI_MAXLOC) == MPI_SUCCESS;
+        good = d->contiguous && fr_acc_apply(NULL, t12, 3, d, packed, 36, MPI_MAXLOC, NULL) == MPI_SUCCESS;
         for (int i = 0; i < 3; i++) {
             double x;
             int k;
@@ -368,7 +388,7 @@ static void test_big_and_unaligned(void)
         target[i] = i;
     for (int i = 0; i < N; i++)
         packed[i] = 3;
-    good = fr_acc_apply(NULL, target, 1, d, packed, N * sizeof(int), MPI_PROD) == MPI_SUCCESS;
+    good = fr_acc_apply(NULL, target, 1, d, packed, N * sizeof(int), MPI_PROD, NULL) == MPI_SUCCESS;
     for (int i = 0; i < 2 * N && good; i++)
         good = target[i] == (i % 2 ? i : 3 * i);
     ok(good, "MPI_PROD over %d strided elements (several internal chunks)", N);
@@ -380,7 +400,7 @@ static void test_big_and_unaligned(void)
     for (int i = 0; i < 5; i++)
         x[i] = i + 0.5;
     memcpy(raw + 1, x, sizeof x);
-    good = fr_acc_apply(NULL, raw + 1, 5, predef(MPI_DOUBLE), x, sizeof x, MPI_SUM) == MPI_SUCCESS;
+    good = fr_acc_apply(NULL, raw + 1, 5, predef(MPI_DOUBLE), x, sizeof x, MPI_SUM, NULL) == MPI_SUCCESS;
     memcpy(x, raw + 1, sizeof x);
     ok(good && x[0] == 1.0 && x[4] == 9.0, "MPI_SUM on an unaligned MPI_DOUBLE target");
 
@@ -391,7 +411,7 @@ static void test_big_and_unaligned(void)
         MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE};
         MPI_Type_create_struct(2, bl, disp, types, &s);
         d = describe(s);
-        is_int(err_class(fr_acc_apply(NULL, raw, 1, d, raw, 12, MPI_SUM)), MPI_ERR_TYPE,
+        is_int(err_class(fr_acc_apply(NULL, raw, 1, d, raw, 12, MPI_SUM, NULL)), MPI_ERR_TYPE,
                "accumulate on a mixed struct rejected with MPI_ERR_TYPE");
         MPI_Type_free(&s);
     }
