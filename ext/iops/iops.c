@@ -9,26 +9,15 @@
 #include "core/next.h"
 #include "sync/sync.h"
 
-static void iop_issued(fr_req *r, uint64_t ordinal, int done_here)
-{
-    iop *o = (iop *)r;
-    o->issued = 1;
-    o->ordinal = ordinal;
-    o->done_here = done_here;
-}
-
-static void iop_done_here(fr_req *r) { ((iop *)r)->done_here = 1; }
-
 static void iop_advance(fr_req *r)
 {
     iop *o = (iop *)r;
     if (!r->active || !r->w)
         return;
     fr_win *w = r->w;
-    fr_peer *p = &w->peers[o->target];
-    if (!o->issued)
-        fr_win_issue_now(w, o->target);
-    if (!o->issued || !o->done_here)
+    int target = o->op.target;
+    fr_peer *p = &w->peers[target];
+    if (!fr_rma_req_here(&o->op))
         return;
     if (r->detached && !o->signal) {
         /* Freed by the application: nobody will look at its completion, and the epoch's
@@ -40,12 +29,12 @@ static void iop_advance(fr_req *r)
         if (o->ack_seq == 0)
             fr_req_complete(r, o->signal_rc);
         else if (p->acks_got >= o->ack_seq)
-            fr_req_complete(r, fr_bump_ack_result(w, o->target, o->ack_seq));
+            fr_req_complete(r, fr_bump_ack_result(w, target, o->ack_seq));
         return;
     }
-    if (o->need_remote && p->remote_upto < o->ordinal) {
+    if (o->need_remote && p->remote_upto < o->op.ordinal) {
         /* One acknowledgement covers every operation sent so far, for all requests waiting. */
-        fr_ack_ask(w, o->target, o->ordinal);
+        fr_ack_ask(w, target, o->op.ordinal);
         return;
     }
     fr_req_complete(r, MPI_SUCCESS);
@@ -56,21 +45,15 @@ static const fr_req_class iop_class = {
     .start = NULL, /* not persistent */
     .advance = iop_advance,
     .cancel = NULL, /* MPI_Cancel: the operation cannot be taken back */
-    .op_issued = iop_issued,
-    .op_done_here = iop_done_here,
+    .op_issued = fr_rma_req_issued,
+    .op_done_here = fr_rma_req_done_here,
     .epoch_bound = 1,
 };
 
 iop *fr_iop_new(fr_win *w, int target, fr_op *op)
 {
-    iop *o = (iop *)fr_req_new(&iop_class, w, 0, sizeof *o);
-    o->target = target;
-    if (target == MPI_PROC_NULL || op->bytes == 0) {
-        fr_req_complete(&o->req, MPI_SUCCESS); /* nothing moves */
-        return o;
-    }
-    o->need_remote = op->kind != FR_OP_GET && target != w->rank;
-    op->req = &o->req;
+    iop *o = (iop *)fr_rma_req_new(&iop_class, w, target, op, sizeof *o);
+    o->need_remote = op->req && op->kind != FR_OP_GET && target != w->rank;
     return o;
 }
 
@@ -86,7 +69,7 @@ static int irma(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Da
     if (rc != MPI_SUCCESS)
         return rc;
     iop *o = fr_iop_new(w, target, &op);
-    *request = o->req.handle;
+    *request = o->op.req.handle;
     return op.req ? fr_rma_issue(w, target, &op) : MPI_SUCCESS;
 }
 

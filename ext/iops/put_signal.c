@@ -46,7 +46,7 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
     iop *o = NULL;
     if (request) {
         o = fr_iop_new(w, target, &op); /* completes at once for MPI_PROC_NULL */
-        *request = o->req.handle;
+        *request = o->op.req.handle;
     }
     if (target == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -58,7 +58,7 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
         fr_rma_count(w, &op);
     }
     if (o && op.bytes == 0)
-        o->issued = o->done_here = 1;
+        o->op.issued = o->op.done_here = 1;
     /* The put alone first only if the bump may then be an atomic; otherwise both in one batch
      * (counter_bump.c: issuing the put never settles a peer that is not settled already). */
     if (fr_bump_may_go_direct(w, target, ref.key)) {

@@ -14,10 +14,9 @@
 #include "progress/entry.h"
 #include "rma_ops.h"
 
-/* Check a fetching accumulate and describe it in *op; the result buffer must take the target's
- * data: the same predefined element type, the same number of bytes. With MPI_NO_OP the origin
- * arguments are ignored (MPI-3.1 11.3.4): the target's stand in for the checks. */
-static int prepare_fetch(fr_win *w, fr_opkind kind, const void *oaddr, int ocount,
+/* With MPI_NO_OP the origin arguments are ignored (MPI-3.1 11.3.4): the target's stand in for
+ * the checks. */
+int fr_rma_prepare_fetch(fr_win *w, fr_opkind kind, const void *oaddr, int ocount,
                          MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype,
                          int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
                          fr_op *op)
@@ -48,7 +47,7 @@ static int get_accumulate(fr_win *w, const void *oaddr, int ocount, MPI_Datatype
                           int tcount, MPI_Datatype ttype, MPI_Op mop)
 {
     fr_op op;
-    int rc = prepare_fetch(w, FR_OP_GACC, oaddr, ocount, otype, raddr, rcount, rtype, target,
+    int rc = fr_rma_prepare_fetch(w, FR_OP_GACC, oaddr, ocount, otype, raddr, rcount, rtype, target,
                            tdisp, tcount, ttype, mop, &op);
     if (rc == MPI_SUCCESS && op.bytes > 0)
         rc = fr_rma_issue(w, target, &op);
@@ -61,7 +60,7 @@ static int compare_and_swap(fr_win *w, const void *oaddr, const void *caddr, voi
                             MPI_Datatype type, int target, MPI_Aint tdisp)
 {
     fr_op op;
-    int rc = prepare_fetch(w, FR_OP_CAS, oaddr, 1, type, raddr, 1, type, target, tdisp, 1, type,
+    int rc = fr_rma_prepare_fetch(w, FR_OP_CAS, oaddr, 1, type, raddr, 1, type, target, tdisp, 1, type,
                            MPI_REPLACE, &op);
     if (rc != MPI_SUCCESS || target == MPI_PROC_NULL)
         return rc;

@@ -10,6 +10,12 @@
 int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
                    int need_epoch, fr_op *op);
+/* The same for a fetching accumulate (kind FR_OP_GACC or FR_OP_CAS, atomics.c): the result
+ * buffer must take the target's data: the same predefined element type, the same bytes. */
+int fr_rma_prepare_fetch(fr_win *w, fr_opkind kind, const void *oaddr, int ocount,
+                         MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype,
+                         int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                         fr_op *op);
 /* Issue a prepared operation: copied into the target's window now where its epoch already
  * allows a direct copy (direct.h) and nothing of mine to it is queued or in flight, else queued
  * for the epoch's closing call. Returns the copy's result (MPI_SUCCESS when queued). */

@@ -125,7 +125,9 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     w->win_size = size;
     w->disp_unit = disp_unit;
     w->attr_flavor = MPI_WIN_FLAVOR_CREATE;
-    w->attr_model = MPI_WIN_SEPARATE;
+    w->attr_model = MPI_WIN_UNIFIED; /* puts land in the window itself: no copies to reconcile */
+    w->hints = fr_win_hints_default();
+    fr_win_hints_read(&w->hints, info);
     w->id = win_counter++;
 
     member_info mine = {size, disp_unit, fr_win_draw_uid(), fr_opt.transport};

@@ -200,6 +200,18 @@ typedef struct fr_group_memo {
 } fr_group_memo;
 #define FR_GROUP_MEMOS 2       /* a post group and a start group */
 
+/* The window hints MPI-3.1 defines (11.2.1). flexrma acts on one: accumulate_ordering=none
+ * lets an accumulate go straight into a node peer's window while an earlier one of the same
+ * origin still travels (direct.c). The others are promises it keeps and reports. */
+typedef struct fr_win_hints {
+    unsigned ordering;     /* FR_ORDER_* bits: which orders of accumulates to one location */
+    int no_locks;          /* "no_locks": the window is never locked */
+    int same_op;           /* "accumulate_ops" = same_op (else same_op_no_op) */
+    int same_size;         /* "same_size" */
+    int same_disp_unit;    /* "same_disp_unit" */
+} fr_win_hints;
+enum { FR_ORDER_RAR = 1, FR_ORDER_RAW = 2, FR_ORDER_WAR = 4, FR_ORDER_WAW = 8 };
+
 typedef struct fr_win {
     MPI_Win handle;            /* the carrier the user holds */
     MPI_Comm comm;             /* private duplicate of the creation communicator */
@@ -252,10 +264,20 @@ typedef struct fr_win {
 
     /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
     int attr_flavor, attr_model;
+    fr_win_hints hints; /* the info keys of MPI-3.1 11.2.1, as given (hints.c) */
 
     fr_win_stats st;
     struct fr_win *next, *prev;/* the list of live windows the progress engine serves */
 } fr_win;
+
+/* ---- the window's hints (hints.c) ---- */
+/* Reads the keys MPI defines for windows from info (MPI_INFO_NULL: none) into h; keys absent
+ * keep their values, values MPI does not define are ignored, as hints are. */
+void fr_win_hints_read(fr_win_hints *h, MPI_Info info);
+/* The defaults MPI gives them. */
+fr_win_hints fr_win_hints_default(void);
+/* A new info object holding every key with its current value (the caller frees it). */
+int fr_win_hints_info(const fr_win_hints *h, MPI_Info *info);
 
 /* ---- the live windows (registry.c) ---- */
 /* Window lookup on every call: the flexrma window behind a user handle, or NULL for a native

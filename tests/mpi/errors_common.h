@@ -19,6 +19,7 @@ static const struct {
     {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"}, {MPI_ERR_WIN, "MPI_ERR_WIN"},
     {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
     {MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION"},
+    {MPI_ERR_RMA_FLAVOR, "MPI_ERR_RMA_FLAVOR"},
 };
 
 static inline const char *class_name(int cls)

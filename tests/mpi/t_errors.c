@@ -1,8 +1,8 @@
 /* t_errors.c - erroneous one-sided calls under MPI_ERRORS_RETURN: each returns a code of the
  * right MPI error class (MPI_Error_class) and changes nothing: target memory stays as it was and
  * the open epoch stays usable (a valid operation follows in it). Also: error strings name
- * flexrma, MPI-3 one-sided calls flexrma does not implement yet give MPI_ERR_UNSUPPORTED_OPERATION, MPI_Free_mem
- * and MPI_Win_create errors are raised on the communicator.
+ * flexrma, MPI_Win_attach/detach/shared_query on a create window give MPI_ERR_RMA_FLAVOR,
+ * MPI_Free_mem and MPI_Win_create errors are raised on the communicator.
  *
  * Every rank makes the same mistakes towards its right neighbour (collective calls such as fence
  * and MPI_Win_free fail on every rank alike) and keeps a model of its own window: what its left
@@ -152,8 +152,8 @@ static void lock_errors(void)
     expect(MPI_SUCCESS, "MPI_Win_flush", MPI_Win_flush(right(), w.win));
     expect(MPI_SUCCESS, "MPI_Win_flush_local", MPI_Win_flush_local(right(), w.win));
     expect(MPI_SUCCESS, "MPI_Win_sync", MPI_Win_sync(w.win));
-    expect(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Rput",
-           MPI_Rput(bad, 1, MPI_INT, right(), 2, 1, MPI_INT, w.win, &req));
+    expect(MPI_ERR_COUNT, "MPI_Rput with a negative count",
+           MPI_Rput(bad, -1, MPI_INT, right(), 2, 1, MPI_INT, w.win, &req));
     expect(MPI_ERR_OP, "MPI_Fetch_and_op with MPI_OP_NULL",
            MPI_Fetch_and_op(bad, &got, MPI_INT, right(), 3, MPI_OP_NULL, w.win));
     expect(MPI_ERR_TYPE, "MPI_Get_accumulate with a result of another type",
@@ -272,10 +272,26 @@ static void group_errors(void)
     MPI_Comm_free(&sub);
 }
 
+/* Part 8 (4 tests): calls MPI defines for windows of other flavors. Open MPI answers the same on
+ * its own create windows (MPI_ERR_RMA_FLAVOR; MPI_Win_detach there gives MPI_ERR_WIN). */
+static void other_flavor_errors(void)
+{
+    MPI_Aint size = -1;
+    int unit = -1;
+    void *base = bad;
+    int region[4];
+    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach on a create window",
+           MPI_Win_attach(w.win, region, sizeof region));
+    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach on a create window", MPI_Win_detach(w.win, bad));
+    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query on a create window",
+           MPI_Win_shared_query(w.win, rank, &size, &unit, &base));
+    ok(size == -1 && unit == -1 && base == bad, "the failed MPI_Win_shared_query wrote nothing");
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(5 + 23 + 22 + 16 + 7 + 6 + 2 + 1 + 2);
+    tap_plan(5 + 23 + 22 + 16 + 7 + 6 + 2 + 4 + 1 + 2);
     iwin_create(&w, N);
     MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
     MPI_Barrier(MPI_COMM_WORLD); /* windows zeroed everywhere: the model starts at 0 */
@@ -287,6 +303,7 @@ int main(int argc, char **argv)
     fence_errors();
     comm_errors();
     group_errors();
+    other_flavor_errors();
 
     /* Every error string names flexrma. */
     is_int(errors_named(), ncodes, "error strings naming flexrma, one code per class seen");
