@@ -69,6 +69,19 @@ static void epochs(void)
     bad_change(&d, JOIN, 0, MPI_ERR_RMA_SYNC, "a member holds a lock epoch");
     if (rank == 0)
         MPI_Win_unlock(1, d.win);
+    /* a lock_all epoch of an old member, with an MPI_Rput in it still to be waited for */
+    MPI_Request rput = MPI_REQUEST_NULL;
+    if (rank == 0) {
+        MPI_Win_lock_all(0, d.win);
+        MPI_Rput(&v, 1, MPI_INT, 1, A_KEEP, 1, MPI_INT, d.win, &rput);
+    }
+    bad_change(&d, JOIN, 0, MPI_ERR_RMA_SYNC, "a member holds a lock_all epoch");
+    if (rank == 0) {
+        MPI_Win_unlock_all(d.win);
+        is_int(MPI_Wait(&rput, MPI_STATUS_IGNORE), MPI_SUCCESS,
+               "the MPI_Rput of the lock_all epoch completes after the failed change");
+        planned++;
+    }
     /* PSCW: an access epoch at rank 0, an exposure epoch at rank 1 */
     MPI_Group g0 = world_subgroup((int[]){0}, 1), g1 = world_subgroup((int[]){1}, 1);
     if (rank == 0)

@@ -1,9 +1,10 @@
 /* t_rma_requests.c - MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate: their request
  * completes when the operation is complete at the origin, before the epoch ends; they mix with
  * other requests in one MPI_Waitall (the proposal's MPI_Iput and point-to-point ones); they are
- * refused outside passive-target epochs. Small and large (beyond FLEXRMA_EAGER_MAX). */
+ * refused outside passive-target epochs; the proposal's counters work inside a lock_all epoch.
+ * Small and large (beyond FLEXRMA_EAGER_MAX). */
 #include "errors_common.h"
-#include "flexrma.h"
+#include "sync_common.h"
 
 #define N 16
 #define BIG (1 << 14) /* ints: 64 KiB */
@@ -145,10 +146,42 @@ static void errors(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Part 6 (2 tests): the proposal's counters inside a lock_all epoch. A started sync-ops request
+ * on the right neighbour's counter covers an MPI_Put and an MPI_Rput to it (the counter epoch
+ * takes them, docs/specification.md section 6); the neighbour's sync-object request sees the
+ * bump and then finds both in its window while every lock_all epoch is still open. */
+static void counters_in_lock_all(void)
+{
+    MPI_Sync mine, *all;
+    int rc = shared_counter_alloc(w.win, &mine, &all), a[N], b[N];
+    fill_pat(a, N, rank, 21);
+    fill_pat(b, N, rank, 22);
+    MPI_Request ops = MPI_REQUEST_NULL, obj = MPI_REQUEST_NULL, r = MPI_REQUEST_NULL;
+    KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, all[right()], w.win,
+                                      MPI_INFO_NULL, &ops));
+    KEEP_RC(rc, MPI_Win_sync_object_init(mine, 1, w.win, MPI_INFO_NULL, &obj));
+    MPI_Win_lock_all(0, w.win);
+    KEEP_RC(rc, MPI_Start(&ops));
+    KEEP_RC(rc, MPI_Put(a, N, MPI_INT, right(), 0, N, MPI_INT, w.win));
+    KEEP_RC(rc, MPI_Rput(b, N, MPI_INT, right(), N, N, MPI_INT, w.win, &r));
+    KEEP_RC(rc, MPI_Wait(&r, MPI_STATUS_IGNORE));
+    KEEP_RC(rc, MPI_Wait(&ops, MPI_STATUS_IGNORE));
+    KEEP_RC(rc, MPI_Start(&obj));
+    KEEP_RC(rc, MPI_Wait(&obj, MPI_STATUS_IGNORE));
+    int there = is_pat(w.buf, N, left(), 21) && is_pat(w.buf + N, N, left(), 22);
+    MPI_Win_unlock_all(w.win);
+    is_int(rc, MPI_SUCCESS, "counters in a lock_all epoch: every call succeeds");
+    ok(there, "counters in a lock_all epoch: MPI_Put and MPI_Rput are in my window when my "
+              "sync-object request has seen the bump");
+    MPI_Request_free(&ops);
+    MPI_Request_free(&obj);
+    shared_counter_free(w.win, &mine, all);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(2 + 2 + 2 + 1 + 6);
+    tap_plan(2 + 2 + 2 + 1 + 6 + 2);
     iwin_create(&w, BIG);
     rput_then_reuse(N, "MPI_Rput of 64 B");
     rput_then_reuse(BIG, "MPI_Rput of 64 KiB");
@@ -156,6 +189,7 @@ int main(int argc, char **argv)
     raccumulate_and_tickets();
     mixed_waitall();
     errors();
+    counters_in_lock_all();
     iwin_free(&w);
     return test_done();
 }
