@@ -9,6 +9,7 @@
  * MPI_Win_get_attr answers MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR
  * and MPI_WIN_MODEL from the flexrma window.
  */
+#include "alloc_mem.h"
 #include "sync/counters.h"
 #include "transport/direct.h"
 #include "progress/entry.h"
@@ -117,14 +118,14 @@ int fr_win_open_channel(fr_win *w)
 /* Collective over comm. Every member learns every other member's size and unit, and (unless
  * FLEXRMA_TRANSPORT=am) the members on its node set up their packet rings (tp_shm.c). */
 static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                     fr_win **out)
+                     int flavor, fr_win **out)
 {
     fr_win *w = fr_xcalloc(1, sizeof *w);
     fr_win_bind_comm(w, comm);
     w->base = base;
     w->win_size = size;
     w->disp_unit = disp_unit;
-    w->attr_flavor = MPI_WIN_FLAVOR_CREATE;
+    w->attr_flavor = flavor;
     w->attr_model = MPI_WIN_UNIFIED; /* puts land in the window itself: no copies to reconcile */
     w->hints = fr_win_hints_default();
     fr_win_hints_read(&w->hints, info);
@@ -156,9 +157,21 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     }
 
     void *carrier_base;
-    FR_CHECK_MPI(PMPI_Win_allocate(0, disp_unit, info, MPI_COMM_SELF, &carrier_base, &w->handle));
+    FR_CHECK_MPI(FR_NEXT(Win_allocate)(0, disp_unit, info, MPI_COMM_SELF, &carrier_base,
+                                        &w->handle));
     *out = w;
     return MPI_SUCCESS;
+}
+
+int fr_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                int flavor, fr_win **out)
+{
+    int rc = check_create_args(base, size, disp_unit, comm);
+    if (rc == MPI_SUCCESS)
+        rc = win_build(base, size, disp_unit, info, comm, flavor, out);
+    if (rc == MPI_SUCCESS)
+        fr_win_register(*out);
+    return rc;
 }
 
 FR_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
@@ -168,13 +181,9 @@ FR_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
         return FR_NEXT(Win_create)(base, size, disp_unit, info, comm, win);
     FR_ENTER();
     fr_win *w = NULL;
-    int rc = check_create_args(base, size, disp_unit, comm);
+    int rc = fr_win_make(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, &w);
     if (rc == MPI_SUCCESS)
-        rc = win_build(base, size, disp_unit, info, comm, &w);
-    if (rc == MPI_SUCCESS) {
-        fr_win_register(w);
         *win = w->handle;
-    }
     FR_LEAVE();
     return rc == MPI_SUCCESS ? rc : fr_comm_raise(comm, "MPI_Win_create", rc);
 }
@@ -253,11 +262,14 @@ FR_API int MPI_Win_free(MPI_Win *win)
     fr_stats_window_freed(w);
     fr_win_unregister(w);
     MPI_Win carrier = w->handle;
+    void *mem = w->own_mem; /* MPI_Win_allocate's: it goes with the window */
+    fr_block_kind mem_kind = w->own_mem_kind;
     win_destroy(w);
+    int rc = mem ? fr_block_free(mem, mem_kind) : MPI_SUCCESS;
     FR_LEAVE();
     *win = MPI_WIN_NULL;
     FR_CHECK_MPI(FR_NEXT(Win_free)(&carrier));
-    return MPI_SUCCESS;
+    return rc == MPI_SUCCESS ? rc : fr_comm_raise(MPI_COMM_WORLD, "MPI_Win_free", rc);
 }
 FR_PMPI(Win_free);
 

@@ -5,6 +5,10 @@
 
 #include "win/win.h"
 
+/* Collective over comm: a flexrma window of the given flavor (MPI_WIN_FLAVOR_*) over
+ * [base, base + size), registered; errors as MPI_Win_create's, raised by the caller. */
+int fr_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                int flavor, fr_win **out);
 uint64_t fr_win_draw_uid(void);
 /* w->comm: a private duplicate of comm with MPI_ERRORS_RETURN; rank, size, group, data tags. */
 void fr_win_bind_comm(fr_win *w, MPI_Comm comm);

@@ -41,7 +41,12 @@ typedef struct fr_options {
                            power of two, 1 KiB to 1 GiB) */
     size_t am_inbox;    /* FLEXRMA_AM_INBOX: bytes of the receive posted for batches sent as
                            messages (at least 64); bigger batches go after their length */
+    unsigned native_flavors; /* FLEXRMA_NATIVE_FLAVORS: FR_FLAVOR_* bits left to the library */
 } fr_options;
+
+/* Window flavors flexrma can hand back to the MPI library (FLEXRMA_NATIVE_FLAVORS). Shared and
+ * dynamic windows are always the library's for now. */
+enum { FR_FLAVOR_ALLOCATE = 1, FR_FLAVOR_SHARED = 2, FR_FLAVOR_DYNAMIC = 4 };
 
 extern fr_options fr_opt;
 /* Read fr_opt from the environment (MPI_Init, before anything else). */
@@ -100,6 +105,8 @@ static inline int fr_mul_size(size_t a, size_t b, size_t *out)
 
 /* Is the boolean info key set to "true" (or "1", "yes")? MPI_INFO_NULL: no. */
 int fr_info_flag(MPI_Info info, const char *key);
+/* Key's value as a boolean (true/false, yes/no, 1/0, any case); dflt when absent or otherwise. */
+int fr_info_bool(MPI_Info info, const char *key, int dflt);
 
 void *fr_xmalloc(size_t n);                 /* aborts the job on exhaustion */
 void *fr_xcalloc(size_t n, size_t size);    /* idem, overflow-checked */

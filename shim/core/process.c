@@ -52,6 +52,31 @@ static fr_transport_mode env_transport(const char *name)
     return FR_TRANSPORT_AUTO;
 }
 
+/* A comma-separated subset of allocate, shared, dynamic. */
+static unsigned env_flavors(const char *name)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } flavors[] = {{"allocate", FR_FLAVOR_ALLOCATE}, {"shared", FR_FLAVOR_SHARED},
+                   {"dynamic", FR_FLAVOR_DYNAMIC}};
+    const char *v = getenv(name);
+    unsigned bits = 0;
+    while (v && *v) {
+        size_t n = strcspn(v, ","), i = 0;
+        while (i < sizeof flavors / sizeof *flavors &&
+               !(strlen(flavors[i].name) == n && strncmp(v, flavors[i].name, n) == 0))
+            i++;
+        if (i < sizeof flavors / sizeof *flavors)
+            bits |= flavors[i].bit;
+        else if (n > 0)
+            fprintf(stderr, "flexrma: %s: '%.*s' is not a window flavor (allocate, shared, "
+                            "dynamic); ignored\n", name, (int)n, v);
+        v += n + (v[n] == ',');
+    }
+    return bits;
+}
+
 void fr_options_read(void)
 {
     fr_opt.disabled = env_flag("FLEXRMA_DISABLE");
@@ -64,6 +89,7 @@ void fr_options_read(void)
     fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
     fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
     fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
+    fr_opt.native_flavors = env_flavors("FLEXRMA_NATIVE_FLAVORS");
     if (fr_opt.am_inbox < 64)
         fr_opt.am_inbox = 64;
     if (fr_opt.am_inbox > INT32_MAX)

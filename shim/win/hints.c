@@ -28,16 +28,6 @@ static const char *value_of(MPI_Info info, const char *key, char *buf, int len)
     return buf;
 }
 
-static void read_bool(MPI_Info info, const char *key, int *field)
-{
-    char buf[16];
-    const char *v = value_of(info, key, buf, (int)sizeof buf);
-    if (v && strcasecmp(v, "true") == 0)
-        *field = 1;
-    else if (v && strcasecmp(v, "false") == 0)
-        *field = 0;
-}
-
 /* "none", or a comma-separated list of rar, raw, war, waw; 0 and ignored (*ok = 0) otherwise. */
 static unsigned parse_ordering(const char *v, int *ok)
 {
@@ -76,9 +66,9 @@ void fr_win_hints_read(fr_win_hints *h, MPI_Info info)
         h->same_op = 1;
     else if (v && strcasecmp(v, "same_op_no_op") == 0)
         h->same_op = 0;
-    read_bool(info, "no_locks", &h->no_locks);
-    read_bool(info, "same_size", &h->same_size);
-    read_bool(info, "same_disp_unit", &h->same_disp_unit);
+    h->no_locks = fr_info_bool(info, "no_locks", h->no_locks);
+    h->same_size = fr_info_bool(info, "same_size", h->same_size);
+    h->same_disp_unit = fr_info_bool(info, "same_disp_unit", h->same_disp_unit);
 }
 
 int fr_win_hints_info(const fr_win_hints *h, MPI_Info *info)

@@ -49,8 +49,12 @@ int fr_not_flexrma_win(MPI_Win win, const char *call)
 {
     if (!fr_active)
         return MPI_ERR_WIN; /* flexrma is disabled: its error codes are not registered */
-    int rc = fr_errorf(FR_ERR_WIN, "%s needs a window created by flexrma's MPI_Win_create%s", call,
-                       win == MPI_WIN_NULL ? " (got MPI_WIN_NULL)" : "");
+    int rc = fr_errorf(FR_ERR_WIN, "%s needs a window made by flexrma (MPI_Win_create or "
+                                   "MPI_Win_allocate)%s", call,
+                       win == MPI_WIN_NULL     ? " (got MPI_WIN_NULL)"
+                       : fr_opt.native_flavors ? "; FLEXRMA_NATIVE_FLAVORS leaves some to the MPI"
+                                                 " library"
+                                               : "");
     if (win == MPI_WIN_NULL)
         return fr_comm_raise(MPI_COMM_WORLD, call, rc);
     return fr_handle_raise(win, call, rc);

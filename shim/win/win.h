@@ -265,6 +265,8 @@ typedef struct fr_win {
     /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
     int attr_flavor, attr_model;
     fr_win_hints hints; /* the info keys of MPI-3.1 11.2.1, as given (hints.c) */
+    void *own_mem;      /* memory MPI_Win_allocate made for the window (NULL: the user's) */
+    int own_mem_kind;   /* ... and how (fr_block_kind, api/alloc_mem.h) */
 
     fr_win_stats st;
     struct fr_win *next, *prev;/* the list of live windows the progress engine serves */
