@@ -1,22 +1,29 @@
 #!/bin/sh
-# run-preload.sh MPIEXEC LIBFLEXRMA PROG - the interposition test.
+# run-preload.sh MPIEXEC LIBFLEXRMA PROG [STATS [FLAVORS]] - the interposition test.
 #
-# PROG (prog_mpi2.c) is a plain MPI-2 one-sided program linked with MPI alone. It runs on 3 ranks:
+# PROG (prog_mpi2.c, prog_mpi3.c) is a plain MPI one-sided program linked with MPI alone. It
+# prints "PROG: rank R checksum ..." lines and "PROG: N of N ranks as expected" (the checksums
+# its own model of its operations gives). It runs on 3 ranks:
 #  1. natively, with the first Open MPI one-sided component that can run it (osc rdma, then ucx,
 #     then the default choice); Open MPI 4.1 cannot always create windows, so if none can, the
-#     program's own expected checksums (computed from a model of its operations) are the reference;
+#     program's own expected checksums are the reference;
 #  2. with LD_PRELOAD=LIBFLEXRMA and FLEXRMA_STATS=1: the checksums must be the expected ones (and
 #     the native ones), and every rank must print "flexrma stats:" lines (stderr, at MPI_Finalize)
-#     showing puts, gets, accumulates and fence, post/start and lock epochs: flexrma, not the MPI
-#     library, did the work;
+#     with a non-zero count for each of STATS (default: puts gets accs bytes fence pscw lock):
+#     flexrma, not the MPI library, did the work;
 #  3. preloaded with FLEXRMA_DISABLE=1 (and FLEXRMA_STATS=1): everything passes through to the
-#     MPI library, so no stats line may appear (and, where native runs work, the same checksums).
+#     MPI library, so no stats line may appear (and, where native runs work, the same checksums);
+#  4. only when FLAVORS is given: preloaded with FLEXRMA_NATIVE_FLAVORS=FLAVORS, which hands the
+#     program's windows back to the MPI library: no stats line, the native checksums.
 set -u
-if [ $# -ne 3 ]; then
-    echo "usage: run-preload.sh MPIEXEC LIBFLEXRMA PROG" >&2
+if [ $# -lt 3 ] || [ $# -gt 5 ]; then
+    echo "usage: run-preload.sh MPIEXEC LIBFLEXRMA PROG [STATS [FLAVORS]]" >&2
     exit 2
 fi
 mpiexec=$1 lib=$2 prog=$3 np=3
+stats=${4:-puts gets accs bytes fence pscw lock}
+flavors=${5:-}
+tag=$(basename "$prog")
 # A sanitizer build of flexrma needs its ASan runtime loaded before everything else.
 preload=$lib
 asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
@@ -42,10 +49,10 @@ run() {
 
 # good NAME: the run exited 0 and all ranks report their expected checksums
 good() {
-    [ "$(cat "$tmp/$1.rc")" = 0 ] && grep -q "^prog_mpi2: $np of $np ranks as expected$" "$tmp/$1.out"
+    [ "$(cat "$tmp/$1.rc")" = 0 ] && grep -q "^$tag: $np of $np ranks as expected$" "$tmp/$1.out"
 }
 
-checksums() { grep '^prog_mpi2: rank' "$tmp/$1.out"; }
+checksums() { grep "^$tag: rank" "$tmp/$1.out"; }
 
 # 1. native
 native=
@@ -72,20 +79,20 @@ if [ -n "$native" ] && [ "$(checksums native)" != "$(checksums flexrma)" ]; then
 fi
 # Per rank, over its windows: operations and epochs of every kind. The line format is
 # "flexrma stats: rank R win W: members M puts N gets N accs N bytes N epochs fence N pscw N lock N".
-awk -v np=$np '
+awk -v np=$np -v keys="$stats" '
+BEGIN { nk = split(keys, k, " "); for (j = 1; j <= nk; j++) wanted[k[j]] = 1 }
 /^flexrma stats: rank [0-9]+ win / {
     r = $4
     lines[r]++
     for (i = 5; i < NF; i++)
-        if ($i ~ /^(puts|gets|accs|bytes|fence|pscw|lock)$/)
+        if ($i in wanted)
             n[r, $i] += $(i + 1)
 }
 END {
     bad = 0
     for (r = 0; r < np; r++) {
         if (!lines[r]) { print "run-preload: FAIL: no flexrma stats line for rank " r; bad = 1; continue }
-        split("puts gets accs bytes fence pscw lock", k, " ")
-        for (j = 1; j <= 7; j++)
+        for (j = 1; j <= nk; j++)
             if (n[r, k[j]] <= 0) { print "run-preload: FAIL: rank " r ": no " k[j] " in the stats"; bad = 1 }
     }
     exit bad
@@ -101,6 +108,21 @@ if [ -n "$native" ]; then
     good disabled || fail "FLEXRMA_DISABLE=1 run: wrong checksums or non-zero exit"
     [ "$(checksums native)" = "$(checksums disabled)" ] ||
         fail "FLEXRMA_DISABLE=1 checksums differ from the native ones"
+fi
+
+# 4. preloaded, the program's window flavor handed back to the MPI library
+if [ -n "$flavors" ]; then
+    # shellcheck disable=SC2086
+    run native-flavors -x LD_PRELOAD="$preload" -x FLEXRMA_NATIVE_FLAVORS="$flavors" \
+        -x FLEXRMA_STATS=1 $native_osc
+    if grep -q "flexrma stats:" "$tmp/native-flavors.err"; then
+        fail "FLEXRMA_NATIVE_FLAVORS=$flavors run printed flexrma stats"
+    fi
+    if [ -n "$native" ]; then
+        good native-flavors || fail "FLEXRMA_NATIVE_FLAVORS=$flavors run: wrong checksums or non-zero exit"
+        [ "$(checksums native)" = "$(checksums native-flavors)" ] ||
+            fail "FLEXRMA_NATIVE_FLAVORS=$flavors checksums differ from the native ones"
+    fi
 fi
 
 if [ $failed = 0 ]; then
