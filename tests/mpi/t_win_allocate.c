@@ -2,8 +2,9 @@
  * base, size, unit, model), every synchronization and operation works on them (fence, PSCW,
  * lock_all with flush, the atomics, MPI_Iput, the proposal's counters with MPIX_Put_signal),
  * also with a member that allocates no memory and with alloc_shm=false; bad arguments give
- * MPI_ERR_SIZE and MPI_ERR_DISP on the communicator; MPI_Win_free frees the memory (the
- * sanitizer build's leak check). */
+ * MPI_ERR_SIZE and MPI_ERR_DISP on the communicator; a process joins with an MPI_Win_allocate
+ * window over MPI_COMM_SELF and leaves again with its memory (MPI_Win_change_comm); MPI_Win_free
+ * frees the memory (the sanitizer build's leak check). */
 #include "errors_common.h"
 #include "sync_common.h"
 
@@ -162,10 +163,51 @@ static void errors(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Part 6 (3 tests): the last rank joins the others' window with an MPI_Win_allocate window over
+ * MPI_COMM_SELF, then leaves again keeping its memory. */
+static void membership(void)
+{
+    const int joiner = nprocs - 1;
+    MPI_Comm others;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == joiner, rank, &others);
+    awin a;
+    MPI_Win_allocate(N * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
+                     rank == joiner ? MPI_COMM_SELF : others, &a.base, &a.win);
+    memset(a.base, 0, N * sizeof(int)); /* no epoch yet: our memory to store into */
+    int rc = MPI_Win_change_comm(MPI_COMM_WORLD, 0, a.win);
+
+    int vals[8], *flavor, flag = 0;
+    fill_pat(vals, 8, rank, 6);
+    MPI_Win_fence(0, a.win);
+    MPI_Put(vals, 8, MPI_INT, right(), 32, 8, MPI_INT, a.win);
+    MPI_Win_fence(0, a.win);
+    ok(rc == MPI_SUCCESS && is_pat(a.base + 32, 8, left(), 6),
+       "joined: the left neighbour's put is in my window");
+    MPI_Win_get_attr(a.win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
+    ok(flag && *flavor == MPI_WIN_FLAVOR_ALLOCATE,
+       "joined: MPI_WIN_CREATE_FLAVOR is still allocate");
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, a.win);
+
+    rc = MPI_Win_change_comm(rank == joiner ? MPI_COMM_NULL : others, 0, a.win);
+    int good = rc == MPI_SUCCESS;
+    if (rank == joiner) { /* a window over itself, over the memory it allocated */
+        void *base;
+        MPI_Win_get_attr(a.win, MPI_WIN_BASE, &base, &flag);
+        fill_pat(vals, 8, rank, 7);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, a.win);
+        MPI_Put(vals, 8, MPI_INT, 0, 48, 8, MPI_INT, a.win);
+        MPI_Win_unlock(0, a.win);
+        good = good && flag && base == a.base && is_pat(a.base + 48, 8, rank, 7);
+    }
+    ok(good, "left: the leaver keeps its allocated memory as a window over itself");
+    MPI_Win_free(&a.win);
+    MPI_Comm_free(&others);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(5 + 3 + 2 + 2 + 2);
+    tap_plan(5 + 3 + 2 + 2 + 2 + 3);
     awin a;
     awin_allocate(&a, N, MPI_INFO_NULL);
     attributes(&a);
@@ -174,5 +216,6 @@ int main(int argc, char **argv)
     MPI_Win_free(&a.win);
     special_memory();
     errors();
+    membership();
     return test_done();
 }

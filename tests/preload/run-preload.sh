@@ -112,9 +112,14 @@ fi
 
 # 4. preloaded, the program's window flavor handed back to the MPI library
 if [ -n "$flavors" ]; then
+    # In a sanitizer build, LeakSanitizer's tracer crashes (SIGSEGV) at exit in this run when
+    # it uses Open MPI 4.1.4's osc ucx (not with --mca pml ob1 added, nor in the disabled run;
+    # cause not found). The window here is the MPI library's, so the leak check is left out.
+    noleak=
+    [ -z "$asan" ] || noleak="-x ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
     # shellcheck disable=SC2086
     run native-flavors -x LD_PRELOAD="$preload" -x FLEXRMA_NATIVE_FLAVORS="$flavors" \
-        -x FLEXRMA_STATS=1 $native_osc
+        -x FLEXRMA_STATS=1 $noleak $native_osc
     if grep -q "flexrma stats:" "$tmp/native-flavors.err"; then
         fail "FLEXRMA_NATIVE_FLAVORS=$flavors run printed flexrma stats"
     fi
