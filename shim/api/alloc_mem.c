@@ -8,7 +8,7 @@
  * "shm" reports the failure. Blocks are at least cache-line aligned (segments: page aligned). */
 #include "alloc_mem.h"
 #include "core/next.h"
-#include "node/shm_seg.h"
+#include "node/shm_map.h"
 #include "core/u64map.h"
 
 #include <stdlib.h>
@@ -38,6 +38,19 @@ int fr_block_free(void *p, fr_block_kind kind)
         return fr_seg_free(p);
     free(p);
     return MPI_SUCCESS;
+}
+
+int fr_win_mem_free(fr_win_mem *m)
+{
+    int rc = MPI_SUCCESS;
+    if (m->kind == FR_BLOCK_MAPPED) {
+        fr_seg_unmap_remote(m->owner, m->serial);
+        fr_peer_proc_release(m->owner);
+    } else if (m->addr) {
+        rc = fr_block_free(m->addr, (fr_block_kind)m->kind);
+    }
+    *m = (fr_win_mem){NULL, FR_BLOCK_NONE, NULL, 0};
+    return rc;
 }
 
 FR_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)

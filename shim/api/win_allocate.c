@@ -26,8 +26,7 @@ FR_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     if (rc == MPI_SUCCESS)
         rc = fr_win_make(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, &w);
     if (rc == MPI_SUCCESS) {
-        w->own_mem = base;
-        w->own_mem_kind = kind;
+        w->own_mem = (fr_win_mem){base, kind, NULL, 0};
         *(void **)baseptr = base;
         *win = w->handle;
     } else if (base) {

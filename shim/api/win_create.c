@@ -55,7 +55,7 @@ uint64_t fr_win_draw_uid(void)
     return v ? v : 1;
 }
 
-static int check_create_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm)
+int fr_win_check_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm)
 {
     if (comm == MPI_COMM_NULL)
         return fr_errorf(FR_ERR_COMM, "MPI_COMM_NULL given as the window's communicator");
@@ -163,10 +163,19 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     return MPI_SUCCESS;
 }
 
+const char *fr_win_made_by(const fr_win *w)
+{
+    switch (w->attr_flavor) {
+    case MPI_WIN_FLAVOR_ALLOCATE: return "MPI_Win_allocate";
+    case MPI_WIN_FLAVOR_SHARED: return "MPI_Win_allocate_shared";
+    default: return "MPI_Win_create";
+    }
+}
+
 int fr_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                 int flavor, fr_win **out)
 {
-    int rc = check_create_args(base, size, disp_unit, comm);
+    int rc = fr_win_check_args(base, size, disp_unit, comm);
     if (rc == MPI_SUCCESS)
         rc = win_build(base, size, disp_unit, info, comm, flavor, out);
     if (rc == MPI_SUCCESS)
@@ -262,10 +271,9 @@ FR_API int MPI_Win_free(MPI_Win *win)
     fr_stats_window_freed(w);
     fr_win_unregister(w);
     MPI_Win carrier = w->handle;
-    void *mem = w->own_mem; /* MPI_Win_allocate's: it goes with the window */
-    fr_block_kind mem_kind = w->own_mem_kind;
+    fr_win_mem mem = w->own_mem; /* MPI_Win_allocate(_shared)'s: it goes with the window */
     win_destroy(w);
-    int rc = mem ? fr_block_free(mem, mem_kind) : MPI_SUCCESS;
+    int rc = fr_win_mem_free(&mem);
     FR_LEAVE();
     *win = MPI_WIN_NULL;
     FR_CHECK_MPI(FR_NEXT(Win_free)(&carrier));

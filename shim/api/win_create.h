@@ -9,6 +9,11 @@
  * [base, base + size), registered; errors as MPI_Win_create's, raised by the caller. */
 int fr_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                 int flavor, fr_win **out);
+/* The local checks of window creation (communicator, size, unit, base): MPI_SUCCESS or the
+ * error to raise on comm. */
+int fr_win_check_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm);
+/* The call that made w ("MPI_Win_create", ...), for messages. */
+const char *fr_win_made_by(const fr_win *w);
 uint64_t fr_win_draw_uid(void);
 /* w->comm: a private duplicate of comm with MPI_ERRORS_RETURN; rank, size, group, data tags. */
 void fr_win_bind_comm(fr_win *w, MPI_Comm comm);

@@ -92,11 +92,11 @@ static void map_peer(fr_win *w, dpeer *d, const direct_info *in)
     if (fr_seg_map_remote(d->proc, &in->state, &base) != MPI_SUCCESS)
         return;
     d->state_serial = in->state.serial;
-    d->state = (dstate *)((char *)base + in->state.offset);
+    dstate *state = (dstate *)((char *)base + in->state.offset);
     if (in->state.size < in->state.offset + state_bytes(w->size) ||
-        AO_load_acquire(&d->state->magic) != STATE_MAGIC ||
-        AO_load(&d->state->size) != (AO_t)w->size)
+        AO_load_acquire(&state->magic) != STATE_MAGIC || AO_load(&state->size) != (AO_t)w->size)
         return;
+    d->state = state;
     if (in->win.serial != 0 && fr_seg_map_remote(d->proc, &in->win, &base) == MPI_SUCCESS) {
         d->win_serial = in->win.serial;
         d->win = (char *)base + in->win.offset;
@@ -140,6 +140,19 @@ int fr_direct_setup(fr_win *w)
     if (dx->mine)
         fr_seg_unlink_name(dx->mine);
     return MPI_SUCCESS;
+}
+
+void fr_direct_adopt_mapped(fr_win *w, char *const *addr)
+{
+    if (!w->direct)
+        return;
+    for (int r = 0; r < w->size; r++) {
+        dpeer *d = &w->direct->peers[r];
+        if (r != w->rank && d->state && addr[r]) {
+            d->win = addr[r]; /* not d->win_serial: the mapping is the window's, not ours */
+            d->mode = D_MAP;
+        }
+    }
 }
 
 void fr_direct_destroy(fr_win *w)

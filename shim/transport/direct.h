@@ -41,6 +41,10 @@
  * cannot be reached directly is simply left on the batch path; only running out of memory fails. */
 int fr_direct_setup(fr_win *w);
 void fr_direct_destroy(fr_win *w);
+/* After fr_direct_setup, for memory every member already maps (MPI_Win_allocate_shared): member
+ * r's window is at addr[r] here (NULL: unknown). Every node peer whose state page is mapped is
+ * then reached by plain copies there, whatever fr_direct_setup found. */
+void fr_direct_adopt_mapped(fr_win *w, char *const *addr);
 
 /* Announce to node peers: this process has completed fence number w->fence_count (everything
  * issued before it is in its window; it is now in the epoch that fence opened). */

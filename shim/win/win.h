@@ -212,6 +212,15 @@ typedef struct fr_win_hints {
 } fr_win_hints;
 enum { FR_ORDER_RAR = 1, FR_ORDER_RAW = 2, FR_ORDER_WAR = 4, FR_ORDER_WAW = 8 };
 
+/* Memory a window owns (api/alloc_mem.h): a block of this process, or a node peer's segment
+ * mapped here (the shared window's, owned by its first member). */
+typedef struct fr_win_mem {
+    void *addr;                  /* NULL: the window owns no memory */
+    int kind;                    /* fr_block_kind */
+    struct fr_peer_proc *owner;  /* FR_BLOCK_MAPPED: the segment's owner (node/shm_map.h) */
+    uint64_t serial;             /* ... and the segment's serial there */
+} fr_win_mem;
+
 typedef struct fr_win {
     MPI_Win handle;            /* the carrier the user holds */
     MPI_Comm comm;             /* private duplicate of the creation communicator */
@@ -265,8 +274,9 @@ typedef struct fr_win {
     /* predefined attributes, returned by MPI_Win_get_attr (the carrier's would be wrong) */
     int attr_flavor, attr_model;
     fr_win_hints hints; /* the info keys of MPI-3.1 11.2.1, as given (hints.c) */
-    void *own_mem;      /* memory MPI_Win_allocate made for the window (NULL: the user's) */
-    int own_mem_kind;   /* ... and how (fr_block_kind, api/alloc_mem.h) */
+    fr_win_mem own_mem; /* memory MPI_Win_allocate(_shared) made for it (none: the user's) */
+    char *shared_base;  /* MPI_Win_allocate_shared: the node's segment, mapped here */
+    int shared_noncontig; /* ... members' parts page aligned (alloc_shared_noncontig) */
 
     fr_win_stats st;
     struct fr_win *next, *prev;/* the list of live windows the progress engine serves */
