@@ -56,7 +56,7 @@ typedef enum reason {
     R_EPOCH,          /* a member has an epoch open: who = window rank */
     R_REQUESTS,       /* ... active sync requests: who = window rank, arg = how many */
     R_JOINER_SYNC,    /* a joiner has an epoch or requests on its window: who = new_comm rank */
-    R_SHARED,         /* the window, or a joiner's, is a shared one (MPI_Win_allocate_shared) */
+    R_FLAVOR,         /* the window, or a joiner's, is shared or dynamic: arg = the flavor */
     R_NOT_LEADER,     /* peer_rank is not a current member: arg = peer_rank */
     R_LEAVER_IN,      /* window rank `who` passed MPI_COMM_NULL but is in new_comm */
     R_STAYER_MISSING, /* window rank `who` did not pass MPI_COMM_NULL and is not in new_comm */
@@ -130,10 +130,10 @@ static int verdict_error(const verdict *v)
         return fr_errorf(FR_ERR_CHANGE_IN_EPOCH, "%s: the joining process at new_comm rank %d "
                                                  "has an epoch open or an active sync request on "
                                                  "the window it passed", CALL, v->who);
-    case R_SHARED:
-        return fr_errorf(FR_ERR_FLAVOR, "%s: a window made by MPI_Win_allocate_shared cannot "
-                                        "change its members (its memory is one segment that "
-                                        "every member maps)", CALL);
+    case R_FLAVOR:
+        return fr_errorf(FR_ERR_FLAVOR, "%s: a window made by %s cannot change its members",
+                         CALL, v->arg == MPI_WIN_FLAVOR_SHARED ? "MPI_Win_allocate_shared"
+                                                               : "MPI_Win_create_dynamic");
     case R_NOT_LEADER:
         return fr_errorf(FR_ERR_RANK, "%s: peer_rank %d does not name a remaining member of "
                                       "this window (a joining process passes a window over "
@@ -186,8 +186,8 @@ static void check_local(change *c)
         c->local = (verdict){R_EPOCH, w->rank, 0, 0};
     else if (active)
         c->local = (verdict){R_REQUESTS, w->rank, active, 0};
-    else if (w->attr_flavor == MPI_WIN_FLAVOR_SHARED)
-        c->local = (verdict){R_SHARED, w->rank, 0, 0};
+    else if (w->attr_flavor == MPI_WIN_FLAVOR_SHARED || w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        c->local = (verdict){R_FLAVOR, w->rank, w->attr_flavor, 0};
 }
 
 /* ---- P1: the old members ---- */

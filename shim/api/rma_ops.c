@@ -53,7 +53,10 @@ prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype o
                          (long long)obytes, (long long)tbytes);
     fr_peer *p = &w->peers[target];
     MPI_Aint offset;
-    if ((rc = fr_win_range(p->size, p->disp_unit, tdisp, tcount, op->target_dt, target, &offset)))
+    rc = FR_UNLIKELY(w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+             ? fr_regions_judge(w, target, tdisp, tcount, op->target_dt, &offset)
+             : fr_win_range(p->size, p->disp_unit, tdisp, tcount, op->target_dt, target, &offset);
+    if (rc)
         return rc;
     op->bytes = obytes;
     return MPI_SUCCESS;

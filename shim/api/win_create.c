@@ -168,6 +168,7 @@ const char *fr_win_made_by(const fr_win *w)
     switch (w->attr_flavor) {
     case MPI_WIN_FLAVOR_ALLOCATE: return "MPI_Win_allocate";
     case MPI_WIN_FLAVOR_SHARED: return "MPI_Win_allocate_shared";
+    case MPI_WIN_FLAVOR_DYNAMIC: return "MPI_Win_create_dynamic";
     default: return "MPI_Win_create";
     }
 }
@@ -223,6 +224,8 @@ void fr_win_peers_free(fr_win *w)
             free(h);
         }
     }
+    for (int r = 0; r < w->size; r++)
+        fr_regions_free(&w->peers[r].known);
     free(w->peers);
     w->peers = NULL;
 }
@@ -243,6 +246,7 @@ static void win_destroy(fr_win *w)
     fr_win_peers_free(w);
     fr_win_groups_free(w);
     free(w->lk_queue);
+    fr_regions_free(&w->attached);
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);
     free(w);

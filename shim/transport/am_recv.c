@@ -8,9 +8,12 @@
  * (fr_target_op_done) only once its data is in the window, combined into it, or sent back; the
  * synchronization protocols wait on those counts.
  *
- * A target re-checks every range against its own window. An operation that fails the check can
- * only come from an origin that bypassed its own checks; it is reported on stderr and dropped
- * (counted, so nobody waits for it forever), and never touches memory. */
+ * A target re-checks every range against its own window (a dynamic window: against the memory
+ * attached now). An operation that fails the check comes from an origin that bypassed its own
+ * checks, or that addresses memory of a dynamic window detached since the origin learned of it;
+ * it is reported on stderr and refused: it never touches memory, yet is counted complete and
+ * answered (its data message received and discarded, a get or fetch answered with zeros), so
+ * nobody waits for it forever. */
 #include "dtype/acc.h"
 #include "direct.h"
 #include "progress/progress.h"
@@ -61,8 +64,55 @@ static void xfer_done(void *ctx, MPI_Status *st)
 
 static void reject(fr_win *w, int src, const fr_pkt *p, const char *why)
 {
+    (void)p;
     fprintf(stderr, "flexrma: rank %d: dropped an RMA operation from rank %d: %s\n", w->rank, src,
             why);
+}
+
+/* A refused operation's data message, or the zeros that answer it. */
+typedef struct refused {
+    fr_win *w;
+    int src;
+    fr_epoch epoch;
+    uint64_t number;
+    void *buf;
+} refused;
+
+static void refused_done(void *ctx, MPI_Status *st)
+{
+    (void)st;
+    refused *x = ctx;
+    free(x->buf);
+    x->w->target_pending--;
+    fr_target_op_done(x->w, x->src, x->epoch, x->number);
+    free(x);
+}
+
+/* Report op p and finish it without touching the window. */
+static void refuse(fr_win *w, int src, const fr_pkt *p, const char *why)
+{
+    reject(w, src, p, why);
+    fr_epoch epoch = (fr_epoch)p->epoch;
+    int answers = p->type == FR_PKT_GET || p->type == FR_PKT_GACC || p->type == FR_PKT_CAS;
+    if (!answers && (p->flags & FR_PKTF_INLINE)) {
+        fr_target_op_done(w, src, epoch, 0);
+        return;
+    }
+    if (p->data_len > INT32_MAX)
+        fr_fatal("refused operation of %llu bytes exceeds an MPI count",
+                 (unsigned long long)p->data_len);
+    refused *x = fr_xcalloc(1, sizeof *x);
+    *x = (refused){w, src, epoch, fr_target_op_begin(w, src), fr_xcalloc(1, p->data_len + 1)};
+    MPI_Request req;
+    /* MPI_PACKED matches a message of any type, and any receive type matches it. */
+    if (answers)
+        FR_CHECK_MPI(PMPI_Isend(x->buf, (int)p->data_len, MPI_PACKED, src, (int)p->data_tag,
+                                w->comm, &req));
+    else
+        FR_CHECK_MPI(PMPI_Irecv(x->buf, (int)p->data_len, MPI_PACKED, src, (int)p->data_tag,
+                                w->comm, &req));
+    w->target_pending++;
+    fr_pending_add(req, refused_done, x);
 }
 
 /* A fetching accumulate or compare-and-swap: applied now, in order with src's other
@@ -102,21 +152,24 @@ static void run_op(fr_win *w, int src, const fr_pkt *p)
     fr_epoch epoch = (fr_epoch)p->epoch;
     if ((p->flags & FR_PKTF_TYPEDESC) &&
         fr_am_rxtype_add(w, src, p->dtype, desc, (size_t)p->desc_len) != MPI_SUCCESS) {
-        reject(w, src, p, fr_error_detail());
-        fr_target_op_done(w, src, epoch, 0);
+        refuse(w, src, p, fr_error_detail());
         return;
     }
     const fr_dtype *tt = fr_am_rxtype(w, src, p->dtype);
     MPI_Aint off = 0;
     if (!tt) {
-        reject(w, src, p, "unknown target datatype");
-        fr_target_op_done(w, src, epoch, 0);
+        refuse(w, src, p, "unknown target datatype");
         return;
     }
-    if (fr_win_range(w->win_size, w->disp_unit, p->disp, p->count, tt, w->rank, &off) ||
-        fr_dtype_bytes(tt, p->count) != (MPI_Count)p->data_len) {
-        reject(w, src, p, "target range or size does not fit this window");
-        fr_target_op_done(w, src, epoch, 0);
+    int range = w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC
+                    ? fr_win_attached_range(&w->attached, p->disp, p->count, tt, w->rank, &off)
+                    : fr_win_range(w->win_size, w->disp_unit, p->disp, p->count, tt, w->rank, &off);
+    if (range != MPI_SUCCESS) {
+        refuse(w, src, p, fr_error_detail());
+        return;
+    }
+    if (fr_dtype_bytes(tt, p->count) != (MPI_Count)p->data_len) {
+        refuse(w, src, p, "the operation's size does not match its target datatype");
         return;
     }
     char *addr = (char *)w->base + off;
@@ -207,6 +260,10 @@ static int may_run(const fr_win *w, int src, const fr_pkt *p)
 static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
 {
     fr_peer *peer = &w->peers[src];
+    if (p->type == FR_PKT_REGIONS_READ) { /* reads nothing an epoch protects: never held */
+        fr_regions_answer(w, src, p);
+        return;
+    }
     if (!fr_pkt_is_reply(p) && (peer->held || !may_run(w, src, p))) {
         hold(peer, p, size);
         return;

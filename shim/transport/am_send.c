@@ -170,6 +170,8 @@ static uint32_t next_tag(fr_win *w, int is_get)
     return tag;
 }
 
+uint32_t fr_am_data_tag(fr_win *w, int is_reply) { return next_tag(w, is_reply); }
+
 static const uint8_t pkt_of_kind[] = {[FR_OP_PUT] = FR_PKT_PUT, [FR_OP_GET] = FR_PKT_GET,
                                       [FR_OP_ACC] = FR_PKT_ACC, [FR_OP_GACC] = FR_PKT_GACC,
                                       [FR_OP_CAS] = FR_PKT_CAS};

@@ -5,6 +5,13 @@
 
 int fr_local_op(fr_win *w, const fr_op *op)
 {
+    MPI_Aint off;
+    int rc;
+    /* A dynamic window's memory may have been detached since the operation was issued. */
+    if (w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC &&
+        (rc = fr_win_attached_range(&w->attached, op->target_disp, op->target_count,
+                                    op->target_dt, w->rank, &off)) != MPI_SUCCESS)
+        return rc;
     char *target = (char *)w->base + op->target_disp * (MPI_Aint)w->disp_unit;
     size_t bytes = (size_t)op->bytes;
     switch (op->kind) {

@@ -51,6 +51,8 @@ typedef enum fr_pkt_type {
                             and send the data_len bytes before back on data_tag */
     FR_PKT_CAS,          /* origin -> target: one element; inline: the new value, then the
                             comparand; the value before goes back on data_tag */
+    FR_PKT_REGIONS_READ, /* origin -> target of a dynamic window: send the memory attached there
+                            (fr_region array) on data_tag */
 } fr_pkt_type;
 
 enum {

@@ -124,6 +124,19 @@ void fr_am_peer_types_free(fr_peer *p);
  * id goes on the drop list of my next batch to each target that cached it). */
 void fr_windows_forget_type(uint64_t id);
 
+/* A tag for a data message between this process and a peer (am_send.c): is_reply for one that
+ * travels from the peer to me. */
+uint32_t fr_am_data_tag(fr_win *w, int is_reply);
+
+/* ---- dynamic windows: learning a target's attached memory (regions_fetch.c) ---- */
+/* Judge count elements of dt at address disp of target's memory: against what this process
+ * knows of target's attached regions; where that does not cover them, against the regions
+ * target sends when asked now (a round trip). FR_ERR_RANGE if they are not attached there. */
+int fr_regions_judge(fr_win *w, int target, MPI_Aint disp, int count, const fr_dtype *dt,
+                     MPI_Aint *offset);
+/* Target side: answer src's REGIONS_READ. */
+void fr_regions_answer(fr_win *w, int src, const fr_pkt *p);
+
 /* ---- the target is this process (local.c) ---- */
 int fr_local_op(fr_win *w, const fr_op *op);
 

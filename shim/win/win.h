@@ -99,10 +99,30 @@ typedef enum fr_lockstate { FR_LK_IDLE = 0, FR_LK_WAITING, FR_LK_GRANTED } fr_lo
 /* An origin's own hold on a node peer's shared lock word (direct.h). */
 enum { FR_DLOCK_NONE = 0, FR_DLOCK_WAITING, FR_DLOCK_HELD };
 
+/* Memory attached to a dynamic window (regions.c): sorted, non-overlapping. */
+typedef struct fr_region {
+    uint64_t base, size;
+} fr_region;
+typedef struct fr_regions {
+    fr_region *r;
+    int n, cap;
+    uint64_t changes; /* attach, detach or refresh count: tests tell a refresh happened */
+} fr_regions;
+/* Add [base, base + size): FR_ERR_ATTACH if it overlaps a region already there. */
+int fr_regions_add(fr_regions *t, uint64_t base, uint64_t size);
+/* Remove the region that starts at base: FR_ERR_ATTACH if none does. */
+int fr_regions_remove(fr_regions *t, uint64_t base);
+/* 1 if [lo, hi) (lo < hi) lies inside one region. */
+int fr_regions_cover(const fr_regions *t, uint64_t lo, uint64_t hi);
+/* Replace the table's contents by n regions, sorted (a target's table as an origin learned it). */
+void fr_regions_set(fr_regions *t, const fr_region *r, int n);
+void fr_regions_free(fr_regions *t);
+
 /* One member of the window as seen from this process, in both roles. */
 typedef struct fr_peer {
     MPI_Aint size;             /* its window size in bytes */
     int disp_unit;
+    fr_regions known;          /* dynamic windows: its attached memory, as last learned */
     uint32_t member_id;        /* identity in the window that survives membership changes */
     const struct fr_transport *tp;
     struct fr_chan_peer *chan; /* a node peer whose ring I attached to: the rings between us */
@@ -275,6 +295,7 @@ typedef struct fr_win {
     int attr_flavor, attr_model;
     fr_win_hints hints; /* the info keys of MPI-3.1 11.2.1, as given (hints.c) */
     fr_win_mem own_mem; /* memory MPI_Win_allocate(_shared) made for it (none: the user's) */
+    fr_regions attached; /* MPI_Win_create_dynamic: memory attached here (MPI_Win_attach) */
     char *shared_base;  /* MPI_Win_allocate_shared: the node's segment, mapped here */
     int shared_noncontig; /* ... members' parts page aligned (alloc_shared_noncontig) */
 
@@ -323,32 +344,58 @@ int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n);
  * and when the members change (window ranks change meaning). */
 void fr_win_groups_free(fr_win *w);
 
-/* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
- * with unit disp_unit; *offset gets the byte offset of disp. Inline: every operation passes it
- * twice, at the origin and at the target. */
-static inline int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count,
-                               const fr_dtype *dt, int target, MPI_Aint *offset)
+/* The bytes [*lo, *hi) that count elements of dt at displacement disp (unit disp_unit) touch,
+ * and *offset, the byte offset of disp; lo == hi when nothing is touched. Errors: a negative
+ * displacement, overflows. Inline: every operation passes it twice, at origin and target. */
+static inline int fr_win_span(int disp_unit, MPI_Aint disp, int count, const fr_dtype *dt,
+                              MPI_Aint *offset, MPI_Aint *lo, MPI_Aint *hi)
 {
+    *offset = *lo = *hi = 0;
     if (disp < 0)
         return fr_errorf(FR_ERR_DISP, "target displacement %ld is negative", (long)disp);
-    MPI_Aint start, last, lo, hi;
+    MPI_Aint start, last;
     if (__builtin_mul_overflow(disp, (MPI_Aint)disp_unit, &start))
         return fr_errorf(FR_ERR_RANGE, "target displacement %ld overflows", (long)disp);
-    *offset = start;
+    *offset = *lo = *hi = start;
     if (count == 0 || dt->size == 0)
         return MPI_SUCCESS;
     /* The accessed span is the union of the first and the last element's true extents (the
      * extent may be negative). */
     if (__builtin_mul_overflow((MPI_Aint)(count - 1), dt->extent, &last))
         return fr_errorf(FR_ERR_RANGE, "target access of %d elements overflows", count);
-    lo = dt->true_lb + (last < 0 ? last : 0);
-    hi = dt->true_lb + dt->true_extent + (last > 0 ? last : 0);
-    if (__builtin_add_overflow(start, lo, &lo) || __builtin_add_overflow(start, hi, &hi) ||
-        lo < 0 || hi > win_size)
+    MPI_Aint l = dt->true_lb + (last < 0 ? last : 0);
+    MPI_Aint h = dt->true_lb + dt->true_extent + (last > 0 ? last : 0);
+    if (__builtin_add_overflow(start, l, lo) || __builtin_add_overflow(start, h, hi))
+        return fr_errorf(FR_ERR_RANGE, "target access at displacement %ld overflows", (long)disp);
+    return MPI_SUCCESS;
+}
+
+/* Check that count elements of dt at displacement disp lie inside a window of win_size bytes
+ * with unit disp_unit; *offset gets the byte offset of disp. */
+static inline int fr_win_range(MPI_Aint win_size, int disp_unit, MPI_Aint disp, int count,
+                               const fr_dtype *dt, int target, MPI_Aint *offset)
+{
+    MPI_Aint lo, hi;
+    int rc = fr_win_span(disp_unit, disp, count, dt, offset, &lo, &hi);
+    if (rc == MPI_SUCCESS && hi > lo && (lo < 0 || hi > win_size))
         return fr_errorf(FR_ERR_RANGE,
                          "target range [%ld, %ld) at rank %d lies outside its window of %ld bytes",
                          (long)lo, (long)hi, target, (long)win_size);
-    return MPI_SUCCESS;
+    return rc;
+}
+
+/* Dynamic windows: the same against the memory attached at the target (addresses are
+ * displacements, the unit is 1). */
+static inline int fr_win_attached_range(const fr_regions *t, MPI_Aint disp, int count,
+                                        const fr_dtype *dt, int target, MPI_Aint *offset)
+{
+    MPI_Aint lo, hi;
+    int rc = fr_win_span(1, disp, count, dt, offset, &lo, &hi);
+    if (rc == MPI_SUCCESS && hi > lo && (lo < 0 || !fr_regions_cover(t, (uint64_t)lo, (uint64_t)hi)))
+        return fr_errorf(FR_ERR_RANGE, "target range [%p, %p) at rank %d is not in memory "
+                                       "attached to the window there",
+                         (void *)lo, (void *)hi, target);
+    return rc;
 }
 
 /* Operation queues (opq.c). */

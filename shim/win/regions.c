@@ -1,0 +1,77 @@
+/* regions.c - the memory attached to a dynamic window (MPI_Win_attach), as a table of
+ * non-overlapping [base, base + size) regions sorted by base: the target's own table, which
+ * every operation is checked against before it touches memory, and each origin's cached copy of
+ * a target's table (fr_peer.known). Few regions per process: a sorted array, binary search. */
+#include "win.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Index of the first region whose base is above addr. */
+static int after(const fr_regions *t, uint64_t addr)
+{
+    int lo = 0, hi = t->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (t->r[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int fr_regions_add(fr_regions *t, uint64_t base, uint64_t size)
+{
+    int i = after(t, base);
+    uint64_t end = base + size;
+    if ((i > 0 && t->r[i - 1].base + t->r[i - 1].size > base) ||
+        (i < t->n && t->r[i].base < end))
+        return fr_errorf(FR_ERR_ATTACH, "[%p, %p) overlaps memory already attached to the window",
+                         (void *)(uintptr_t)base, (void *)(uintptr_t)end);
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 8;
+        t->r = fr_xrealloc(t->r, (size_t)t->cap * sizeof *t->r);
+    }
+    memmove(t->r + i + 1, t->r + i, (size_t)(t->n - i) * sizeof *t->r);
+    t->r[i] = (fr_region){base, size};
+    t->n++;
+    t->changes++;
+    return MPI_SUCCESS;
+}
+
+int fr_regions_remove(fr_regions *t, uint64_t base)
+{
+    int i = after(t, base) - 1;
+    if (i < 0 || t->r[i].base != base)
+        return fr_errorf(FR_ERR_ATTACH, "no memory attached to the window starts at %p",
+                         (void *)(uintptr_t)base);
+    memmove(t->r + i, t->r + i + 1, (size_t)(t->n - i - 1) * sizeof *t->r);
+    t->n--;
+    t->changes++;
+    return MPI_SUCCESS;
+}
+
+int fr_regions_cover(const fr_regions *t, uint64_t lo, uint64_t hi)
+{
+    int i = after(t, lo) - 1;
+    return i >= 0 && hi <= t->r[i].base + t->r[i].size;
+}
+
+void fr_regions_set(fr_regions *t, const fr_region *r, int n)
+{
+    if (n > t->cap) {
+        t->cap = n;
+        t->r = fr_xrealloc(t->r, (size_t)n * sizeof *t->r);
+    }
+    if (n > 0)
+        memcpy(t->r, r, (size_t)n * sizeof *r);
+    t->n = n;
+    t->changes++;
+}
+
+void fr_regions_free(fr_regions *t)
+{
+    free(t->r);
+    *t = (fr_regions){0};
+}
