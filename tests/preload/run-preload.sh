@@ -1,7 +1,7 @@
 #!/bin/sh
 # run-preload.sh MPIEXEC LIBFLEXRMA PROG [STATS [FLAVORS]] - the interposition test.
 #
-# PROG (prog_mpi2.c, prog_mpi3.c, prog_shared.c) is a plain MPI one-sided program linked with MPI alone. It
+# PROG (prog_mpi2.c, prog_mpi3.c, prog_shared.c, prog_dynamic.c) is a plain MPI one-sided program linked with MPI alone. It
 # prints "PROG: rank R checksum ..." lines and "PROG: N of N ranks as expected" (the checksums
 # its own model of its operations gives). It runs on 3 ranks:
 #  1. natively, with the first Open MPI one-sided component that can run it (osc rdma, then ucx,
