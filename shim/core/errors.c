@@ -5,6 +5,7 @@
  * out of range [0,4)") cannot be a registered string, so it is kept per thread and printed just
  * before a fatal error handler aborts the job. */
 #include "fr.h"
+#include "next.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,21 @@ int fr_errors_register(void)
     err_registered = 1;
     return MPI_SUCCESS;
 }
+
+/* MPI_Error_string of flexrma's codes answers from the table: MPICH 4.0 reads a code made by
+ * MPI_Add_error_code as an index into its error-stack ring and prints another call's message. */
+FR_API int MPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    for (int e = 0; err_registered && string && resultlen && e < FR_ERR__COUNT; e++)
+        if (err_code[e] == errorcode && errorcode != err_table[e].mpi_class) {
+            *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", err_table[e].text);
+            if (*resultlen >= MPI_MAX_ERROR_STRING)
+                *resultlen = MPI_MAX_ERROR_STRING - 1;
+            return MPI_SUCCESS;
+        }
+    return FR_NEXT(Error_string)(errorcode, string, resultlen);
+}
+FR_PMPI(Error_string);
 
 int fr_errorf(fr_err e, const char *fmt, ...)
 {

@@ -189,13 +189,14 @@ int fr_dtype_info(MPI_Datatype t, fr_dtype *d)
     return describe(t, d, 0);
 }
 
-/* MPI reports no "committed" attribute; a zero-count receive checks it (MPI_ERR_TYPE). */
+/* MPI reports no "committed" attribute; a one-element receive from MPI_PROC_NULL checks it
+ * (MPI_ERR_TYPE) and writes nothing. One element, not zero: MPICH checks only then. */
 static int check_committed(MPI_Datatype t)
 {
     MPI_Request req;
-    char name[MPI_MAX_OBJECT_NAME];
+    char name[MPI_MAX_OBJECT_NAME], nothing;
 
-    if (PMPI_Irecv(NULL, 0, t, MPI_PROC_NULL, 0, fr_comm_self, &req) != MPI_SUCCESS) {
+    if (PMPI_Irecv(&nothing, 1, t, MPI_PROC_NULL, 0, fr_comm_self, &req) != MPI_SUCCESS) {
         type_name(t, name);
         return fr_errorf(FR_ERR_TYPE, "datatype %s is not committed", name);
     }

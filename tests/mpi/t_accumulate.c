@@ -11,6 +11,7 @@
 #include "common.h"
 
 #include <complex.h>
+#include <stddef.h>
 #include <stdbool.h>
 
 #define COUNT 8      /* elements per case... */
