@@ -8,6 +8,8 @@
  * region in lock_all epochs; then detaches. It prints one checksum per rank of its region and of
  * what it got, and whether each equals the checksum the program computes from a model of the
  * same operations. Needs 2 to 16 ranks. */
+#include "prog_check.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,22 +35,12 @@ static void model(int r, int *region, int *got)
         model(left, got, NULL); /* the left neighbour's region, read after the barrier */
 }
 
-static unsigned long long fnv1a(const void *p, size_t n, unsigned long long h)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2 || size > 16) {
-        if (rank == 0)
-            printf("prog_dynamic: needs 2 to 16 ranks\n");
+    if (!prog_size_ok("prog_dynamic", rank, size)) {
         MPI_Finalize();
         return 1;
     }
@@ -82,21 +74,7 @@ int main(int argc, char **argv)
 
     int exp_region[W], exp_got[W];
     model(rank, exp_region, exp_got);
-    unsigned long long sums[2] = {
-        fnv1a(got, sizeof got, fnv1a(region, W * sizeof(int), 0xcbf29ce484222325ULL)),
-        fnv1a(exp_got, sizeof exp_got, fnv1a(exp_region, sizeof exp_region, 0xcbf29ce484222325ULL))};
-    unsigned long long all[2 * 16];
-    MPI_Gather(sums, 2, MPI_UNSIGNED_LONG_LONG, all, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        int good = 0;
-        for (int r = 0; r < size; r++) {
-            printf("prog_dynamic: rank %d checksum %016llx %s\n", r, all[2 * r],
-                   all[2 * r] == all[2 * r + 1] ? "as expected" : "WRONG");
-            good += all[2 * r] == all[2 * r + 1];
-        }
-        printf("prog_dynamic: %d of %d ranks as expected\n", good, size);
-        fflush(stdout);
-    }
+    prog_report("prog_dynamic", region, exp_region, W * sizeof(int), got, exp_got, sizeof got);
 
     MPI_Win_detach(win, region);
     MPI_Win_free(&win);

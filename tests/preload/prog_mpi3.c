@@ -8,6 +8,8 @@
  * and of the values it fetched, in rank order, and whether each equals the checksum the program
  * computes from a model of the same operations. Every fetched value is deterministic: the
  * atomics that race (the shared counter) are judged by the total only. Needs 2 to 16 ranks. */
+#include "prog_check.h"
+
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,22 +55,12 @@ static void model(int r, int64_t *win, int64_t *got)
     got[12] = size * ROUNDS;                            /* MPI_Fetch_and_op MPI_NO_OP */
 }
 
-static unsigned long long fnv1a(const void *p, size_t n, unsigned long long h)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2 || size > 16) {
-        if (rank == 0)
-            printf("prog_mpi3: needs 2 to 16 ranks\n");
+    if (!prog_size_ok("prog_mpi3", rank, size)) {
         MPI_Finalize();
         return 1;
     }
@@ -140,21 +132,7 @@ int main(int argc, char **argv)
     memcpy(mine, mem, sizeof mine);
     MPI_Win_unlock(rank, win);
     model(rank, exp_win, exp_got);
-    unsigned long long sums[2] = {
-        fnv1a(got, sizeof got, fnv1a(mine, sizeof mine, 0xcbf29ce484222325ULL)),
-        fnv1a(exp_got, sizeof exp_got, fnv1a(exp_win, sizeof exp_win, 0xcbf29ce484222325ULL))};
-    unsigned long long all[2 * 16];
-    MPI_Gather(sums, 2, MPI_UNSIGNED_LONG_LONG, all, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        int good = 0;
-        for (int r = 0; r < size; r++) {
-            printf("prog_mpi3: rank %d checksum %016llx %s\n", r, all[2 * r],
-                   all[2 * r] == all[2 * r + 1] ? "as expected" : "WRONG");
-            good += all[2 * r] == all[2 * r + 1];
-        }
-        printf("prog_mpi3: %d of %d ranks as expected\n", good, size);
-        fflush(stdout);
-    }
+    prog_report("prog_mpi3", mine, exp_win, sizeof mine, got, exp_got, sizeof got);
 
     MPI_Win_free(&win);
     MPI_Finalize();

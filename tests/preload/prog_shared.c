@@ -7,6 +7,8 @@
  * fence epoch and adds to rank 0's counter with MPI_Fetch_and_op. It prints one checksum per
  * rank of its part and of what it loaded, and whether each equals the checksum the program
  * computes from a model of the same operations. Needs 2 to 16 ranks. */
+#include "prog_check.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,22 +35,12 @@ static void model(int r, int *part, int *seen)
             seen[i] = val((r + 1) % size, i, 1); /* the right neighbour's stores, loaded */
 }
 
-static unsigned long long fnv1a(const void *p, size_t n, unsigned long long h)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2 || size > 16) {
-        if (rank == 0)
-            printf("prog_shared: needs 2 to 16 ranks\n");
+    if (!prog_size_ok("prog_shared", rank, size)) {
         MPI_Finalize();
         return 1;
     }
@@ -94,21 +86,7 @@ int main(int argc, char **argv)
     memcpy(part, mine, sizeof part);
     MPI_Win_unlock(rank, win);
     model(rank, exp_part, exp_seen);
-    unsigned long long sums[2] = {
-        fnv1a(seen, sizeof seen, fnv1a(part, sizeof part, 0xcbf29ce484222325ULL)),
-        fnv1a(exp_seen, sizeof exp_seen, fnv1a(exp_part, sizeof exp_part, 0xcbf29ce484222325ULL))};
-    unsigned long long all[2 * 16];
-    MPI_Gather(sums, 2, MPI_UNSIGNED_LONG_LONG, all, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        int good = 0;
-        for (int r = 0; r < size; r++) {
-            printf("prog_shared: rank %d checksum %016llx %s\n", r, all[2 * r],
-                   all[2 * r] == all[2 * r + 1] ? "as expected" : "WRONG");
-            good += all[2 * r] == all[2 * r + 1];
-        }
-        printf("prog_shared: %d of %d ranks as expected\n", good, size);
-        fflush(stdout);
-    }
+    prog_report("prog_shared", part, exp_part, sizeof part, seen, exp_seen, sizeof seen);
 
     MPI_Win_free(&win);
     MPI_Comm_free(&node);
