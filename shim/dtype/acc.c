@@ -13,6 +13,7 @@
  */
 #include "acc_internal.h"
 #include "dtype_internal.h"
+#include "core/mpi_compat.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -99,12 +100,15 @@ static int op_error(fr_err e, const char *why, const char *op, MPI_Datatype elem
  * MPI_Reduce_local anyway. So each pair is tried once on one zeroed element, with the error
  * handlers MPI_Reduce_local may raise on (MPI_COMM_WORLD in MPI-3, MPI_COMM_SELF in MPI-4) set
  * to return, and the verdict kept. MPI_REPLACE and MPI_NO_OP, which MPI_Reduce_local does not
- * know, flexrma applies itself on every type. */
+ * know, flexrma applies itself on every type. Pairs whose question would abort the process
+ * (core/mpi_compat.h) are refused without asking. */
 #define PREDEF_MAX 128
 static signed char verdict[NOPS][PREDEF_MAX]; /* 0 not asked yet, 1 accepted, -1 refused */
 
 static int library_reduces(MPI_Op op, MPI_Datatype t)
 {
+    if (fr_mpi_reduce_aborts(op, t))
+        return 0;
     MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
     MPI_Errhandler saved[2];
     for (int i = 0; i < 2; i++) {

@@ -1,6 +1,7 @@
 /* registry.c - the live flexrma windows: the map from the handle a user holds (the carrier) to
  * its fr_win, looked up on every call, and the list the progress engine serves. */
 #include "win.h"
+#include "core/mpi_compat.h"
 
 fr_win *fr_windows;
 int fr_nwindows;
@@ -14,7 +15,7 @@ fr_win *fr_win_lookup(MPI_Win handle)
         return w;
     if (handle == MPI_WIN_NULL)
         return NULL;
-    w = fr_u64map_get(&win_map, fr_key_ptr(handle));
+    w = fr_u64map_get(&win_map, fr_handle_key(handle));
     if (w)
         last_found = w;
     return w;
@@ -22,7 +23,7 @@ fr_win *fr_win_lookup(MPI_Win handle)
 
 void fr_win_register(fr_win *w)
 {
-    fr_u64map_put(&win_map, fr_key_ptr(w->handle), w);
+    fr_u64map_put(&win_map, fr_handle_key(w->handle), w);
     w->prev = NULL;
     w->next = fr_windows;
     if (fr_windows)
@@ -35,7 +36,7 @@ void fr_win_unregister(fr_win *w)
 {
     if (last_found == w)
         last_found = NULL;
-    fr_u64map_del(&win_map, fr_key_ptr(w->handle));
+    fr_u64map_del(&win_map, fr_handle_key(w->handle));
     if (w->prev)
         w->prev->next = w->next;
     else

@@ -33,6 +33,8 @@ if [ $# -ne 2 ]; then
     exit 2
 fi
 mpiexec=$1 prog=$2 np=3
+# shellcheck source=../launch.sh
+. "$(dirname "$0")/../launch.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/t_shm_residue.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT
 failed=0
@@ -73,8 +75,8 @@ run() {
     listing /dev/shm >"$work/$name.shm.before"
     listing /tmp >"$work/$name.tmp.before"
     mkdir "$work/$name.tmp"
-    TMPDIR=$work/$name.tmp "$mpiexec" -np $np --oversubscribe --bind-to none \
-        -x TMPDIR "$prog" "$@" >"$work/$name.out" 2>"$work/$name.err"
+    (TMPDIR=$work/$name.tmp && export TMPDIR && launch $np TMPDIR="$TMPDIR" -- "$prog" "$@") \
+        >"$work/$name.out" 2>"$work/$name.err"
     rc=$?
     echo "t_shm_residue: $name run ($*): exit $rc (non-zero expected: a rank was killed)"
     sed "s/^/  [$name] /" "$work/$name.out"

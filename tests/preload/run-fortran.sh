@@ -10,8 +10,9 @@ np=3
 preload=$lib
 asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
 [ -n "$asan" ] && preload=$asan:$lib
-out=$("$mpiexec" -np $np --oversubscribe --bind-to none -x LD_PRELOAD="$preload" \
-      -x FLEXRMA_STATS=1 "$prog" 2>&1)
+# shellcheck source=../launch.sh
+. "$(dirname "$0")/../launch.sh"
+out=$(launch $np LD_PRELOAD="$preload" FLEXRMA_STATS=1 -- "$prog" 2>&1)
 rc=$?
 printf '%s\n' "$out"
 fail() { echo "run-fortran: FAIL: $*"; exit 1; }

@@ -1,12 +1,12 @@
 #!/bin/sh
 # run-preload.sh MPIEXEC LIBFLEXRMA PROG [STATS [FLAVORS]] - the interposition test.
 #
-# PROG (prog_mpi2.c, prog_mpi3.c, prog_shared.c, prog_dynamic.c) is a plain MPI one-sided program linked with MPI alone. It
-# prints "PROG: rank R checksum ..." lines and "PROG: N of N ranks as expected" (the checksums
-# its own model of its operations gives). It runs on 3 ranks:
-#  1. natively, with the first Open MPI one-sided component that can run it (osc rdma, then ucx,
-#     then the default choice); Open MPI 4.1 cannot always create windows, so if none can, the
-#     program's own expected checksums are the reference;
+# PROG (prog_mpi2.c, prog_mpi3.c, prog_shared.c, prog_dynamic.c) is a plain MPI one-sided
+# program linked with MPI alone. It prints "PROG: rank R checksum ..." lines and "PROG: N of N
+# ranks as expected" (the checksums its own model of its operations gives). It runs on 3 ranks:
+#  1. natively: over Open MPI with the first one-sided component that can run it (osc rdma, then
+#     ucx, then the default choice), over MPICH as it is; Open MPI 4.1 cannot always create
+#     windows, so if none can, the program's own expected checksums are the reference;
 #  2. with LD_PRELOAD=LIBFLEXRMA and FLEXRMA_STATS=1: the checksums must be the expected ones (and
 #     the native ones), and every rank must print "flexrma stats:" lines (stderr, at MPI_Finalize)
 #     with a non-zero count for each of STATS (default: puts gets accs bytes fence pscw lock):
@@ -28,6 +28,8 @@ tag=$(basename "$prog")
 preload=$lib
 asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
 [ -n "$asan" ] && preload=$asan:$lib
+# shellcheck source=../launch.sh
+. "$(dirname "$0")/../launch.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-preload.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 failed=0
@@ -37,11 +39,12 @@ fail() {
     failed=1
 }
 
-# run NAME ARGS...: run the program on $np ranks with extra mpiexec ARGS; output in $tmp/NAME.*
+# run NAME [VAR=VALUE...]: run the program on $np ranks with VARs set in the ranks' environment;
+# output in $tmp/NAME.*
 run() {
     name=$1
     shift
-    "$mpiexec" -np $np --oversubscribe --bind-to none "$@" "$prog" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    launch $np "$@" -- "$prog" >"$tmp/$name.out" 2>"$tmp/$name.err"
     echo $? >"$tmp/$name.rc"
     echo "run-preload: $name run ($*): exit $(cat "$tmp/$name.rc")"
     sed "s/^/  [$name] /" "$tmp/$name.out" "$tmp/$name.err"
@@ -54,10 +57,13 @@ good() {
 
 checksums() { grep "^$tag: rank" "$tmp/$1.out"; }
 
-# 1. native
+# 1. native (Open MPI: the first one-sided component that works; MPICH: its own)
 native=
-for osc in "--mca osc rdma" "--mca osc ucx" ""; do
-    # shellcheck disable=SC2086 # $osc is two words or none
+oscs="OMPI_MCA_osc=rdma OMPI_MCA_osc=ucx -"
+[ "$LAUNCHER" = hydra ] && oscs=-
+for osc in $oscs; do
+    [ "$osc" = - ] && osc=
+    # shellcheck disable=SC2086 # $osc is one word or none
     run native $osc
     if good native; then
         native_osc=$osc
@@ -66,13 +72,13 @@ for osc in "--mca osc rdma" "--mca osc ucx" ""; do
     fi
 done
 if [ -z "$native" ]; then
-    echo "run-preload: native Open MPI cannot run the program here; the reference is the"
+    echo "run-preload: the native MPI cannot run the program here; the reference is the"
     echo "run-preload: checksums the program computes itself"
     native_osc=
 fi
 
 # 2. preloaded
-run flexrma -x LD_PRELOAD="$preload" -x FLEXRMA_STATS=1
+run flexrma LD_PRELOAD="$preload" FLEXRMA_STATS=1
 good flexrma || fail "preloaded run: wrong checksums or non-zero exit"
 if [ -n "$native" ] && [ "$(checksums native)" != "$(checksums flexrma)" ]; then
     fail "preloaded checksums differ from the native ones"
@@ -100,7 +106,7 @@ END {
 
 # 3. preloaded but disabled
 # shellcheck disable=SC2086
-run disabled -x LD_PRELOAD="$preload" -x FLEXRMA_DISABLE=1 -x FLEXRMA_STATS=1 $native_osc
+run disabled LD_PRELOAD="$preload" FLEXRMA_DISABLE=1 FLEXRMA_STATS=1 $native_osc
 if grep -q "flexrma stats:" "$tmp/disabled.err"; then
     fail "FLEXRMA_DISABLE=1 run printed flexrma stats"
 fi
@@ -116,10 +122,10 @@ if [ -n "$flavors" ]; then
     # it uses Open MPI 4.1.4's osc ucx (not with --mca pml ob1 added, nor in the disabled run;
     # cause not found). The window here is the MPI library's, so the leak check is left out.
     noleak=
-    [ -z "$asan" ] || noleak="-x ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
+    [ -z "$asan" ] || noleak="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
     # shellcheck disable=SC2086
-    run native-flavors -x LD_PRELOAD="$preload" -x FLEXRMA_NATIVE_FLAVORS="$flavors" \
-        -x FLEXRMA_STATS=1 $noleak $native_osc
+    run native-flavors LD_PRELOAD="$preload" FLEXRMA_NATIVE_FLAVORS="$flavors" \
+        FLEXRMA_STATS=1 $noleak $native_osc
     if grep -q "flexrma stats:" "$tmp/native-flavors.err"; then
         fail "FLEXRMA_NATIVE_FLAVORS=$flavors run printed flexrma stats"
     fi

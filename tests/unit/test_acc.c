@@ -7,6 +7,7 @@
  * op on every type it accepts; then the layouts that need care: strided targets, pair types
  * with padding, unaligned operands, inputs larger than one internal chunk.
  */
+#include "core/mpi_compat.h"
 #include "dtype/acc.h"
 #include "node/shm_lock.h"
 #include "tap.h"
@@ -119,6 +120,8 @@ static int allowed(MPI_Op op, int c)
 /* Does the MPI library reduce one element of t with op? Asked directly, errors returned. */
 static int library_reduces(MPI_Op op, MPI_Datatype t)
 {
+    if (fr_mpi_reduce_aborts(op, t)) /* the library would abort instead of answering */
+        return 0;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     long double in[4] = {0}, inout[4] = {0};
