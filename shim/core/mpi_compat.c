@@ -1,6 +1,8 @@
 /* mpi_compat.c - the answers of mpi_compat.h that need the library's identity, asked once. */
 #include "mpi_compat.h"
 
+#include <stdint.h>
+
 /* MPICH and its derivatives (Intel MPI, MVAPICH, Cray MPICH) name it in their version string. */
 static int library_is_mpich(void)
 {
@@ -19,4 +21,33 @@ int fr_mpi_reduce_aborts(MPI_Op op, MPI_Datatype type)
     int logical = op == MPI_LAND || op == MPI_LOR;
     int c_floating = type == MPI_FLOAT || type == MPI_DOUBLE || type == MPI_LONG_DOUBLE;
     return logical && c_floating && library_is_mpich();
+}
+
+int fr_mpi_pack_view(const void *buf, MPI_Datatype type, const void **base, MPI_Datatype *view)
+{
+    *base = buf;
+    *view = type;
+    if (buf != MPI_BOTTOM || !library_is_mpich())
+        return MPI_SUCCESS;
+    MPI_Aint first, span;
+    int rc = PMPI_Type_get_true_extent(type, &first, &span);
+    if (rc != MPI_SUCCESS || first == 0)
+        return rc; /* nothing at address 0 to shift to: let the library answer */
+    int one = 1;
+    MPI_Aint shift = -first;
+    rc = PMPI_Type_create_struct(1, &one, &shift, &type, view);
+    if (rc == MPI_SUCCESS && (rc = PMPI_Type_commit(view)) != MPI_SUCCESS)
+        PMPI_Type_free(view);
+    if (rc != MPI_SUCCESS) {
+        *view = type;
+        return rc;
+    }
+    *base = (const void *)first;
+    return MPI_SUCCESS;
+}
+
+void fr_mpi_pack_view_free(MPI_Datatype type, MPI_Datatype *view)
+{
+    if (*view != type)
+        PMPI_Type_free(view);
 }

@@ -10,7 +10,12 @@
  * (dtype/acc.c), under MPI_ERRORS_RETURN. MPICH 4.0 answers some pairs by aborting the process
  * instead: its check admits MPI_LAND and MPI_LOR on C floating types, then its implementation
  * of them asserts (src/mpi/coll/op/opland.c, oplor.c). Those pairs are not asked; they are
- * refused, as MPI (logical operations: C integer and logical types only) refuses them. */
+ * refused, as MPI (logical operations: C integer and logical types only) refuses them.
+ *
+ * Packing from MPI_BOTTOM. MPI lets MPI_Pack and MPI_Unpack take MPI_BOTTOM with a datatype of
+ * absolute addresses (MPI_Get_address displacements), and programs put and get from there.
+ * MPICH 4.0 refuses a NULL buffer ("Null pointer in parameter inbuf") whatever the type; there
+ * flexrma packs from the type's first byte with a datatype shifted to start there. */
 #ifndef FR_MPI_COMPAT_H
 #define FR_MPI_COMPAT_H
 
@@ -33,5 +38,12 @@ static inline uint64_t fr_handle_bytes_key(const void *handle, size_t n)
 /* Whether asking the library's MPI_Reduce_local to reduce one element of `type` with `op`
  * would abort the process rather than answer. */
 int fr_mpi_reduce_aborts(MPI_Op op, MPI_Datatype type);
+
+/* The buffer and datatype to hand MPI_Pack/MPI_Unpack for the data `buf` and `type` describe:
+ * `buf` and `type` themselves, except for MPI_BOTTOM where the library refuses it; then a
+ * non-NULL *base and a new datatype *view describing the same bytes from it, which
+ * fr_mpi_pack_view_free releases. */
+int fr_mpi_pack_view(const void *buf, MPI_Datatype type, const void **base, MPI_Datatype *view);
+void fr_mpi_pack_view_free(MPI_Datatype type, MPI_Datatype *view);
 
 #endif

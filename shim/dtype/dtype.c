@@ -16,6 +16,7 @@
  * still match a peer that unpacks with MPI_Unpack.
  */
 #include "dtype_internal.h"
+#include "core/mpi_compat.h"
 #include "core/next.h"
 
 #include <limits.h>
@@ -368,9 +369,15 @@ int fr_pack(const void *buf, int count, const fr_dtype *d, void *out, size_t out
     for (int done = 0, n; done < count; done += n) {
         int pos = 0;
         n = run_length(d, count - done);
-        rc = PMPI_Pack((const char *)buf + (MPI_Aint)done * d->extent, n, d->handle,
-                       (char *)out + (MPI_Count)done * d->size, (int)(n * d->size), &pos,
-                       fr_comm_self);
+        const void *from;
+        MPI_Datatype view;
+        rc = fr_mpi_pack_view((const char *)buf + (MPI_Aint)done * d->extent, d->handle, &from,
+                              &view);
+        if (rc == MPI_SUCCESS) {
+            rc = PMPI_Pack(from, n, view, (char *)out + (MPI_Count)done * d->size,
+                           (int)(n * d->size), &pos, fr_comm_self);
+            fr_mpi_pack_view_free(d->handle, &view);
+        }
         if (rc != MPI_SUCCESS || pos != n * d->size)
             return fr_errorf(FR_ERR_INTERN, "MPI_Pack failed (MPI error %d)", rc);
     }
@@ -391,8 +398,14 @@ int fr_unpack(const void *in, size_t len, void *buf, int count, const fr_dtype *
     for (int done = 0, n; done < count; done += n) {
         int pos = 0;
         n = run_length(d, count - done);
-        rc = PMPI_Unpack((const char *)in + (MPI_Count)done * d->size, (int)(n * d->size), &pos,
-                         (char *)buf + (MPI_Aint)done * d->extent, n, d->handle, fr_comm_self);
+        const void *to;
+        MPI_Datatype view;
+        rc = fr_mpi_pack_view((char *)buf + (MPI_Aint)done * d->extent, d->handle, &to, &view);
+        if (rc == MPI_SUCCESS) {
+            rc = PMPI_Unpack((const char *)in + (MPI_Count)done * d->size, (int)(n * d->size),
+                             &pos, (void *)to, n, view, fr_comm_self);
+            fr_mpi_pack_view_free(d->handle, &view);
+        }
         if (rc != MPI_SUCCESS || pos != n * d->size)
             return fr_errorf(FR_ERR_INTERN, "MPI_Unpack failed (MPI error %d)", rc);
     }

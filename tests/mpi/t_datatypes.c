@@ -4,7 +4,7 @@
  * counts above one, and different origin and target types with the same type signature. Also a
  * type freed by the user right after the RMA call and before the closing fence, one type used
  * in many epochs, and types freed and re-created so that handle values get reused, within one
- * epoch too.
+ * epoch too; and origin data at MPI_BOTTOM addressed by a datatype of absolute addresses.
  *
  * Every case is one fence epoch in a ring: each rank moves data to (put, accumulate) or from
  * (get) its right neighbour. The expected memory is computed with MPI_Pack/MPI_Unpack, which
@@ -72,9 +72,17 @@ static void free2(MPI_Datatype a, MPI_Datatype b)
         MPI_Type_free(&a);
 }
 
+/* When set, issue() moves the origin data from MPI_BOTTOM with this type: the caller's origin
+ * type placed at the absolute address of the origin data (see from_bottom). */
+static MPI_Datatype absolute_origin = MPI_DATATYPE_NULL;
+
 static void issue(enum kind k, int oc, MPI_Datatype ot, MPI_Aint disp, int tc, MPI_Datatype tt)
 {
     void *o = org + ORG_OFF;
+    if (absolute_origin != MPI_DATATYPE_NULL) {
+        o = MPI_BOTTOM;
+        ot = absolute_origin;
+    }
     if (k == PUT)
         MPI_Put(o, oc, ot, right(), disp, tc, tt, win);
     else if (k == GET)
@@ -406,10 +414,38 @@ static void recycled_in_one_epoch(void)
     }
 }
 
+static MPI_Datatype two_blocks(int second) /* 3 ints, then `second` ints 10 ints further */
+{
+    MPI_Datatype t;
+    MPI_Type_indexed(2, (int[]){3, second}, (int[]){0, 10}, MPI_INT, &t);
+    return commit(t);
+}
+
+/* The origin at MPI_BOTTOM with a datatype of absolute addresses (MPI_Get_address), which MPI
+ * allows for any buffer: the same bytes move as with the relative type from the origin data.
+ * Small and beyond the eager size, every kind (8 tests). */
+static void from_bottom(void)
+{
+    for (int second = 5; second <= 3000; second += 2995)
+        for (int k = PUT; k <= ACC_REPLACE; k++) {
+            MPI_Datatype rel = two_blocks(second);
+            MPI_Aint at;
+            MPI_Get_address(org + ORG_OFF, &at);
+            MPI_Type_create_struct(1, (int[]){1}, &at, &rel, &absolute_origin);
+            MPI_Type_commit(&absolute_origin);
+            ok(xfer((enum kind)k, 1, rel, 64, 3 + second, MPI_INT, ++epoch_no, 0),
+               "%s: %d ints from MPI_BOTTOM with a datatype of absolute addresses",
+               kind_name[k], 3 + second);
+            MPI_Type_free(&absolute_origin);
+            absolute_origin = MPI_DATATYPE_NULL;
+            MPI_Type_free(&rel);
+        }
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(19 * 4 + 4 + 4 + 1 + 1 + 3);
+    tap_plan(19 * 4 + 4 + 4 + 1 + 1 + 3 + 8);
     MPI_Alloc_mem(WIN_BYTES, MPI_INFO_NULL, &mem);
     MPI_Win_create(mem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 
@@ -419,6 +455,7 @@ int main(int argc, char **argv)
     reused_type();
     recycled_handles();
     recycled_in_one_epoch();
+    from_bottom();
 
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     MPI_Win_free(&win);
