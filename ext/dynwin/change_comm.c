@@ -35,7 +35,15 @@
  * owner by identity, ext/syncobj) stay valid; joiners get fresh ones from the window's
  * next_member_id, which the leader hands over and which only grows, so a leaver's counters can
  * never name a joiner. A leaver's window draws a new uid: copies of the old window's counters
- * are then "of another window" there, and it can later join the old window again. */
+ * are then "of another window" there, and it can later join the old window again.
+ *
+ * Flavors: a joiner brings a window addressed like the one it joins (a dynamic window by
+ * absolute addresses, MPI_Win_create and MPI_Win_allocate windows by displacements), since each
+ * process addresses its targets by its own window's flavor. A dynamic window's regions are this
+ * process's own table (w->attached), which the rebuild leaves alone: members and leavers keep
+ * theirs, a joiner's become reachable at its new rank. What origins had learned of others'
+ * regions lives in the member table (fr_peer.known), which the rebuild drops with the old
+ * ranks: they learn again on first use. */
 #include "flexrma.h"
 #include "api/win_create.h"
 #include "sync/counters.h"
@@ -56,7 +64,9 @@ typedef enum reason {
     R_EPOCH,          /* a member has an epoch open: who = window rank */
     R_REQUESTS,       /* ... active sync requests: who = window rank, arg = how many */
     R_JOINER_SYNC,    /* a joiner has an epoch or requests on its window: who = new_comm rank */
-    R_FLAVOR,         /* the window, or a joiner's, is shared or dynamic: arg = the flavor */
+    R_FLAVOR,         /* the window, or a joiner's, is shared: arg = the flavor */
+    R_FLAVOR_MIX,     /* new_comm rank `who` brings a window of flavor arg, whose addressing
+                         differs from the joined window's (flavor arg2) */
     R_NOT_LEADER,     /* peer_rank is not a current member: arg = peer_rank */
     R_LEAVER_IN,      /* window rank `who` passed MPI_COMM_NULL but is in new_comm */
     R_STAYER_MISSING, /* window rank `who` did not pass MPI_COMM_NULL and is not in new_comm */
@@ -85,6 +95,7 @@ typedef struct p2_entry {
     int32_t transport;        /* FLEXRMA_TRANSPORT */
     int32_t peer_rank;
     int32_t from_old;         /* v is the verdict all old members of a multi-member window share */
+    int32_t flavor;           /* MPI_WIN_CREATE_FLAVOR of the window it passed */
     verdict v;
 } p2_entry;
 
@@ -101,6 +112,25 @@ static void keep_first(verdict *v, verdict cand)
 {
     if (worse(v, &cand))
         *v = cand;
+}
+
+static const char *made_by(int flavor)
+{
+    switch (flavor) {
+    case MPI_WIN_FLAVOR_ALLOCATE: return "MPI_Win_allocate";
+    case MPI_WIN_FLAVOR_SHARED: return "MPI_Win_allocate_shared";
+    case MPI_WIN_FLAVOR_DYNAMIC: return "MPI_Win_create_dynamic";
+    default: return "MPI_Win_create";
+    }
+}
+
+/* Windows whose members may be one window: origins address a dynamic window's members by
+ * absolute address and every other window's by displacement, and each process decides that by
+ * its own flavor (api/rma_ops.c) and checks arriving operations likewise (am_recv.c), so a
+ * window's members must all address alike. MPI_Win_create and MPI_Win_allocate windows do. */
+static int addressing(int flavor)
+{
+    return flavor == MPI_WIN_FLAVOR_ALLOCATE ? MPI_WIN_FLAVOR_CREATE : flavor;
 }
 
 /* The error every caller raises for verdict v. */
@@ -132,8 +162,14 @@ static int verdict_error(const verdict *v)
                                                  "the window it passed", CALL, v->who);
     case R_FLAVOR:
         return fr_errorf(FR_ERR_FLAVOR, "%s: a window made by %s cannot change its members",
-                         CALL, v->arg == MPI_WIN_FLAVOR_SHARED ? "MPI_Win_allocate_shared"
-                                                               : "MPI_Win_create_dynamic");
+                         CALL, made_by(v->arg));
+    case R_FLAVOR_MIX:
+        return fr_errorf(FR_ERR_FLAVOR, "%s: the process at new_comm rank %d brings a window "
+                                        "made by %s into one made by %s; a dynamic window is "
+                                        "joined only with a window of MPI_Win_create_dynamic, "
+                                        "others only with one of MPI_Win_create or "
+                                        "MPI_Win_allocate", CALL, v->who, made_by(v->arg),
+                         made_by(v->arg2));
     case R_NOT_LEADER:
         return fr_errorf(FR_ERR_RANK, "%s: peer_rank %d does not name a remaining member of "
                                       "this window (a joining process passes a window over "
@@ -186,7 +222,7 @@ static void check_local(change *c)
         c->local = (verdict){R_EPOCH, w->rank, 0, 0};
     else if (active)
         c->local = (verdict){R_REQUESTS, w->rank, active, 0};
-    else if (w->attr_flavor == MPI_WIN_FLAVOR_SHARED || w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+    else if (w->attr_flavor == MPI_WIN_FLAVOR_SHARED)
         c->local = (verdict){R_FLAVOR, w->rank, w->attr_flavor, 0};
 }
 
@@ -262,7 +298,7 @@ static p2_entry *phase2(change *c, const verdict *mine_v, int from_old, verdict 
                      .member_id = w->peers[w->rank].member_id,
                      .next_member_id = w->next_member_id,
                      .transport = fr_opt.transport, .peer_rank = c->peer_rank,
-                     .from_old = from_old, .v = *mine_v};
+                     .from_old = from_old, .flavor = w->attr_flavor, .v = *mine_v};
     p2_entry *e = fr_xcalloc((size_t)c->new_size, sizeof *e);
     MPI_Request rq;
     FR_CHECK_MPI(PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, e, (int)sizeof mine,
@@ -286,6 +322,8 @@ static p2_entry *phase2(change *c, const verdict *mine_v, int from_old, verdict 
             if (joiner && (f.why == R_EPOCH || f.why == R_REQUESTS))
                 f = (verdict){R_JOINER_SYNC, j, 0, 0};
             keep_first(&v, f);
+            if (joiner && addressing(e[j].flavor) != addressing(e[c->peer_rank].flavor))
+                keep_first(&v, (verdict){R_FLAVOR_MIX, j, e[j].flavor, e[c->peer_rank].flavor});
             if (e[j].transport != e[0].transport)
                 keep_first(&v, (verdict){R_TRANSPORT, j, e[j].transport, e[0].transport});
         }
