@@ -223,6 +223,33 @@ static void flavors(void)
         dwin_free(&d);
     else
         dyn_free(&d);
+    /* a window of MPI_Win_create joining a shared window, and the other way round */
+    int *base;
+    if (rank < 2) {
+        MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, pair, &base, &d.win);
+        MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+    } else {
+        dwin_create(&d, MPI_COMM_SELF, rank);
+    }
+    dwin_refresh(&d);
+    bad_change(&d, JOIN, 0, MPI_ERR_RMA_FLAVOR, "an MPI_Win_create window joins a shared one");
+    if (rank < 2)
+        MPI_Win_free(&d.win);
+    else
+        dwin_free(&d);
+    if (rank < 2) {
+        dwin_create(&d, pair, rank);
+    } else {
+        MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF,
+                                &base, &d.win);
+        MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+    }
+    dwin_refresh(&d);
+    bad_change(&d, JOIN, 0, MPI_ERR_RMA_FLAVOR, "a shared window joins an MPI_Win_create one");
+    if (rank < 2)
+        dwin_free(&d);
+    else
+        MPI_Win_free(&d.win);
     /* the right flavor: a dynamic window joins a dynamic one while a member leaves */
     dyn_setup(&d, rank < 2 ? pair : MPI_COMM_SELF);
     MPI_Comm nc = new_comm_of(SWAP);
@@ -234,6 +261,38 @@ static void flavors(void)
         MPI_Comm_free(&nc);
     if (pair != MPI_COMM_NULL)
         MPI_Comm_free(&pair);
+}
+
+/* A joiner of a shared window must map every member's part, which lies in the memory the
+ * window's first member allocated; once that process freed it, nobody can: every caller gets
+ * MPI_ERR_RMA_SHARED and nothing changes. Here the first member itself leaves, frees its window,
+ * and tries to join again with a new one. */
+static void shared_gone(void)
+{
+    dwin d;
+    int *base;
+    MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                            &d.win);
+    MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+    MPI_Comm rest = world_split(rank != 0);
+    planned += CHANGE_TESTS;
+    change(&d, rank == 0 ? MPI_COMM_NULL : rest, 0, rank == 0 ? 0 : rank - 1, rank == 0 ? 1 : 2,
+           "the first member of a shared window leaves");
+    if (rank == 0) {
+        MPI_Win_free(&d.win);
+        MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF,
+                                &base, &d.win);
+        MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+        dwin_refresh(&d);
+    }
+    MPI_Comm all;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank == 0 ? nprocs : rank, &all); /* rank 0 last */
+    expect_change(&d, all, 0, MPI_ERR_RMA_SHARED,
+                  "a joiner cannot map the parts in the freed memory of the first member", JOIN);
+    MPI_Win_free(&d.win);
+    MPI_Comm_free(&all);
+    if (rest != MPI_COMM_NULL)
+        MPI_Comm_free(&rest);
 }
 
 /* A correct swap after failed attempts; then what belonged to the leaver fails. */
@@ -306,6 +365,7 @@ int main(int argc, char **argv)
     epochs();
     arguments();
     flavors();
+    shared_gone();
     after_swap();
     ok(errors_named() > 0, "the error strings name flexrma");
     planned++;

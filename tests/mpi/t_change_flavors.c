@@ -1,5 +1,5 @@
-/* t_change_flavors.c - MPI_Win_change_comm on windows made by MPI_Win_create_dynamic
- * (docs/specification.md section 11): members keep the regions they attached, a joiner brings a
+/* t_change_flavors.c - MPI_Win_change_comm on windows made by MPI_Win_create_dynamic and
+ * MPI_Win_allocate_shared (docs/specification.md section 11). Dynamic windows: members keep the regions they attached, a joiner brings a
  * dynamic window over MPI_COMM_SELF with its regions, which become reachable at its new rank,
  * and a leaver keeps a dynamic window over itself with its regions.
  *
@@ -15,6 +15,11 @@
  *  part 2  world rank 1 leaves with its regions: it uses its window over itself (the regions and
  *          their contents are there, a new region can be attached), the others work on without
  *          it, ranks shifted again.
+ *  part 3  the same with windows of MPI_Win_allocate_shared: a joiner brings its own part, and
+ *          after the join every member loads and stores every other member's part at the
+ *          address MPI_Win_shared_query gives, and RMA reaches every part; world rank 1 leaves
+ *          with its part, which lies in the memory world rank 0 allocated for the window and
+ *          stays usable after world rank 0 freed its window.
  * Needs at least 3 ranks. */
 #include "change_common.h"
 #include "errors_common.h"
@@ -272,6 +277,151 @@ static void part2(fwin *f)
     fwin_free(f);
 }
 
+/* ---- part 3: shared windows ---- */
+
+static int ints_of(int world) { return 16 * (world + 1); }
+
+/* A shared window's members, and what MPI_Win_shared_query says of each. */
+typedef struct {
+    MPI_Win win;
+    int *base;
+    int wrank, wsize;
+    int *world;   /* by window rank: its world rank */
+    int **part;   /* by window rank: its part, as MPI_Win_shared_query answers */
+} swin;
+
+/* Window rank, size, and every member's world rank (comm: the members in window rank order);
+ * then MPI_Win_shared_query of every member: its size and unit are its own, its part is mine
+ * for me (2 tests). */
+static void query_all(swin *s, MPI_Comm comm, const char *when)
+{
+    MPI_Group g;
+    MPI_Win_get_group(s->win, &g);
+    MPI_Group_rank(g, &s->wrank);
+    MPI_Group_size(g, &s->wsize);
+    MPI_Group_free(&g);
+    free(s->world);
+    free(s->part);
+    s->world = xmalloc((size_t)s->wsize * sizeof *s->world);
+    s->part = xmalloc((size_t)s->wsize * sizeof *s->part);
+    MPI_Allgather(&rank, 1, MPI_INT, s->world, 1, MPI_INT, comm);
+    int bad = 0;
+    for (int r = 0; r < s->wsize; r++) {
+        MPI_Aint size = -1;
+        int unit = -1;
+        bad += MPI_Win_shared_query(s->win, r, &size, &unit, &s->part[r]) != MPI_SUCCESS;
+        bad += size != ints_of(s->world[r]) * (MPI_Aint)sizeof(int) || unit != (int)sizeof(int) ||
+               !s->part[r];
+    }
+    ok(bad == 0 && s->part[s->wrank] == s->base,
+       "%s: MPI_Win_shared_query answers every member's size, unit and part", when);
+    MPI_Aint size;
+    int unit, *first = NULL;
+    MPI_Win_shared_query(s->win, MPI_PROC_NULL, &size, &unit, &first);
+    ok(first == s->part[0] && size == ints_of(s->world[0]) * (MPI_Aint)sizeof(int),
+       "%s: MPI_PROC_NULL names rank 0's part", when);
+}
+
+#define SHARED_TESTS 6
+/* Loads of every member's part, stores into the right neighbour's, and RMA (fence put, get,
+ * accumulate) among the members (SHARED_TESTS tests with query_all's). e: the pattern every
+ * member wrote into all of its part before (element i of world rank w: pat(w, i, e)). */
+static void shared_round(swin *s, MPI_Comm comm, int e, const char *when)
+{
+    query_all(s, comm, when);
+    const int n = s->wsize, me = s->wrank, r = (me + 1) % n, l = (me + n - 1) % n;
+    int rc = MPI_SUCCESS, bad = 0;
+    KEEP_RC(rc, MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win));
+    KEEP_RC(rc, MPI_Win_sync(s->win));
+    for (int t = 0; t < n; t++)
+        bad += !is_pat(s->part[t], (size_t)ints_of(s->world[t]), s->world[t], e);
+    ok(bad == 0, "%s: loads see every member's part", when);
+    MPI_Barrier(comm); /* everybody has read before anybody stores */
+    for (int i = 0; i < 4; i++)
+        s->part[r][i] = pat(me, i, e + 1);
+    KEEP_RC(rc, MPI_Win_sync(s->win));
+    MPI_Barrier(comm);
+    KEEP_RC(rc, MPI_Win_sync(s->win));
+    ok(is_pat(s->base, 4, l, e + 1), "%s: the left neighbour's stores are in my part", when);
+    KEEP_RC(rc, MPI_Win_unlock_all(s->win));
+
+    int vals[4], got[4], one = 1;
+    fill_pat(vals, 4, me, e + 2);
+    KEEP_RC(rc, MPI_Win_fence(0, s->win));
+    KEEP_RC(rc, MPI_Put(vals, 4, MPI_INT, r, 4, 4, MPI_INT, s->win));
+    KEEP_RC(rc, MPI_Get(got, 4, MPI_INT, l, 12, 4, MPI_INT, s->win));
+    for (int t = 0; t < n; t++)
+        KEEP_RC(rc, MPI_Accumulate(&one, 1, MPI_INT, t, 8, 1, MPI_INT, MPI_SUM, s->win));
+    KEEP_RC(rc, MPI_Win_fence(MPI_MODE_NOSUCCEED, s->win));
+    int exp_got[4];
+    for (int i = 0; i < 4; i++)
+        exp_got[i] = pat(s->world[l], 12 + i, e);
+    ok(is_pat(s->base + 4, 4, l, e + 2) && same_ints(got, exp_got, 4) &&
+           s->base[8] == pat(rank, 8, e) + n,
+       "%s: fence put, get and everybody's accumulate", when);
+    is_int(rc, MPI_SUCCESS, "%s: every call of the round succeeded", when);
+}
+
+/* Every member writes its whole part anew (no epoch is open: the program's own memory). */
+static void shared_fill(swin *s, int e)
+{
+    fill_pat(s->base, (size_t)ints_of(rank), rank, e);
+    MPI_Win_sync(s->win);
+}
+
+static void part3(void)
+{
+    const int joiner = rank == nprocs - 1;
+    MPI_Comm oc = world_split(!joiner);
+    swin s = {0};
+    MPI_Win_allocate_shared(ints_of(rank) * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
+                            joiner ? MPI_COMM_SELF : oc, &s.base, &s.win);
+    MPI_Win_set_errhandler(s.win, MPI_ERRORS_RETURN);
+    shared_fill(&s, 50);
+    if (!joiner) {
+        planned += SHARED_TESTS;
+        MPI_Barrier(oc);
+        shared_round(&s, oc, 50, "shared, before the join");
+    }
+    shared_fill(&s, 52);
+    MPI_Comm nc;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, nprocs - 1 - rank, &nc);
+    planned += 1 + SHARED_TESTS;
+    is_int(MPI_Win_change_comm(nc, nprocs - 1, s.win), MPI_SUCCESS,
+           "shared, join: MPI_Win_change_comm");
+    shared_round(&s, nc, 52, "shared, after the join");
+    MPI_Comm_free(&nc);
+    if (oc != MPI_COMM_NULL)
+        MPI_Comm_free(&oc);
+
+    /* World rank 1 leaves; its part lies in the segment world rank 0 allocated, which world
+     * rank 0 frees with its window before the leaver uses its part again. */
+    const int leaver = rank == 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    shared_fill(&s, 54);
+    int *mine = s.base;
+    nc = world_split(!leaver);
+    planned++;
+    is_int(MPI_Win_change_comm(leaver ? MPI_COMM_NULL : nc, 0, s.win), MPI_SUCCESS,
+           "shared, leave: MPI_Win_change_comm");
+    if (!leaver) {
+        planned += SHARED_TESTS;
+        shared_round(&s, nc, 54, "shared, after rank 1 left");
+        MPI_Win_free(&s.win);
+        MPI_Comm_free(&nc);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the others' windows, world rank 0's segment too, are gone */
+    if (leaver) {
+        planned += SHARED_TESTS;
+        shared_round(&s, MPI_COMM_SELF, 54, "shared, the leaver over itself");
+        ok(s.part[0] == mine, "shared, the leaver's part stayed where it was");
+        planned++;
+        MPI_Win_free(&s.win);
+    }
+    free(s.world);
+    free(s.part);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
@@ -283,6 +433,7 @@ int main(int argc, char **argv)
     fwin f;
     part1(&f);
     part2(&f);
+    part3();
     tap_plan(planned);
     return test_done();
 }
