@@ -37,13 +37,16 @@
  * never name a joiner. A leaver's window draws a new uid: copies of the old window's counters
  * are then "of another window" there, and it can later join the old window again.
  *
- * Flavors: a joiner brings a window addressed like the one it joins (a dynamic window by
- * absolute addresses, MPI_Win_create and MPI_Win_allocate windows by displacements), since each
- * process addresses its targets by its own window's flavor. A dynamic window's regions are this
- * process's own table (w->attached), which the rebuild leaves alone: members and leavers keep
- * theirs, a joiner's become reachable at its new rank. What origins had learned of others'
+ * Flavors: a joiner brings a window of the joined window's kind (addressing()): dynamic windows
+ * address members by absolute address, MPI_Win_create and MPI_Win_allocate windows by
+ * displacement, and each process addresses its targets by its own window's flavor; a shared
+ * window's members each have a part the others load and store. A dynamic window's regions are
+ * this process's own table (w->attached), which the rebuild leaves alone: members and leavers
+ * keep theirs, a joiner's become reachable at its new rank. What origins had learned of others'
  * regions lives in the member table (fr_peer.known), which the rebuild drops with the old
- * ranks: they learn again on first use. */
+ * ranks: they learn again on first use. A shared window's parts stay where they are; in P2 the
+ * new members, on one node, map each other's (api/win_shared.h) and agree that all could, so a
+ * failure changes nothing; the rebuild then installs the mapped parts (fr_shared_adopt). */
 #include "flexrma.h"
 #include "api/win_create.h"
 #include "api/win_shared.h"
