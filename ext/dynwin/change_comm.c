@@ -195,7 +195,8 @@ static int verdict_error(const verdict *v)
     case R_SHARED_MAP:
         return fr_errorf(FR_ERR_SHARED, "%s: new_comm rank %d cannot map the part of another "
                                         "member (the process that allocated that memory no "
-                                        "longer holds it)", CALL, v->who);
+                                        "longer holds it, or does not let it be taken)", CALL,
+                         v->who);
     }
     return fr_errorf(FR_ERR_INTERN, "%s: unknown verdict %d", CALL, v->why);
 }
