@@ -35,9 +35,21 @@
  * owner by identity, ext/syncobj) stay valid; joiners get fresh ones from the window's
  * next_member_id, which the leader hands over and which only grows, so a leaver's counters can
  * never name a joiner. A leaver's window draws a new uid: copies of the old window's counters
- * are then "of another window" there, and it can later join the old window again. */
+ * are then "of another window" there, and it can later join the old window again.
+ *
+ * Flavors: a joiner brings a window of the joined window's kind (addressing()): dynamic windows
+ * address members by absolute address, MPI_Win_create and MPI_Win_allocate windows by
+ * displacement, and each process addresses its targets by its own window's flavor; a shared
+ * window's members each have a part the others load and store. A dynamic window's regions are
+ * this process's own table (w->attached), which the rebuild leaves alone: members and leavers
+ * keep theirs, a joiner's become reachable at its new rank. What origins had learned of others'
+ * regions lives in the member table (fr_peer.known), which the rebuild drops with the old
+ * ranks: they learn again on first use. A shared window's parts stay where they are; in P2 the
+ * new members, on one node, map each other's (api/win_shared.h) and agree that all could, so a
+ * failure changes nothing; the rebuild then installs the mapped parts (fr_shared_adopt). */
 #include "flexrma.h"
 #include "api/win_create.h"
+#include "api/win_shared.h"
 #include "sync/counters.h"
 #include "progress/entry.h"
 #include "core/next.h"
@@ -56,11 +68,14 @@ typedef enum reason {
     R_EPOCH,          /* a member has an epoch open: who = window rank */
     R_REQUESTS,       /* ... active sync requests: who = window rank, arg = how many */
     R_JOINER_SYNC,    /* a joiner has an epoch or requests on its window: who = new_comm rank */
-    R_FLAVOR,         /* the window, or a joiner's, is shared or dynamic: arg = the flavor */
+    R_FLAVOR_MIX,     /* new_comm rank `who` brings a window of flavor arg, whose addressing
+                         differs from the joined window's (flavor arg2) */
     R_NOT_LEADER,     /* peer_rank is not a current member: arg = peer_rank */
     R_LEAVER_IN,      /* window rank `who` passed MPI_COMM_NULL but is in new_comm */
     R_STAYER_MISSING, /* window rank `who` did not pass MPI_COMM_NULL and is not in new_comm */
     R_TRANSPORT,      /* FLEXRMA_TRANSPORT of new_comm rank `who` (arg) is not rank 0's (arg2) */
+    R_SHARED_NODES,   /* a shared window's new_comm spans more than one node */
+    R_SHARED_MAP,     /* new_comm rank `who` cannot map another member's part of a shared window */
 } reason;
 
 typedef struct verdict {
@@ -85,7 +100,9 @@ typedef struct p2_entry {
     int32_t transport;        /* FLEXRMA_TRANSPORT */
     int32_t peer_rank;
     int32_t from_old;         /* v is the verdict all old members of a multi-member window share */
+    int32_t flavor;           /* MPI_WIN_CREATE_FLAVOR of the window it passed */
     verdict v;
+    fr_shared_where where;    /* shared windows: where its part lies */
 } p2_entry;
 
 static const char *const CALL = "MPI_Win_change_comm";
@@ -101,6 +118,27 @@ static void keep_first(verdict *v, verdict cand)
 {
     if (worse(v, &cand))
         *v = cand;
+}
+
+static const char *made_by(int flavor)
+{
+    switch (flavor) {
+    case MPI_WIN_FLAVOR_ALLOCATE: return "MPI_Win_allocate";
+    case MPI_WIN_FLAVOR_SHARED: return "MPI_Win_allocate_shared";
+    case MPI_WIN_FLAVOR_DYNAMIC: return "MPI_Win_create_dynamic";
+    default: return "MPI_Win_create";
+    }
+}
+
+/* Windows whose members may be one window: origins address a dynamic window's members by
+ * absolute address and every other window's by displacement, and each process decides that by
+ * its own flavor (api/rma_ops.c) and checks arriving operations likewise (am_recv.c), so a
+ * window's members must all address alike. Every member of a shared window has a part in memory
+ * of the node, which the others load and store (MPI_Win_shared_query). MPI_Win_create and
+ * MPI_Win_allocate windows mix. */
+static int addressing(int flavor)
+{
+    return flavor == MPI_WIN_FLAVOR_ALLOCATE ? MPI_WIN_FLAVOR_CREATE : flavor;
 }
 
 /* The error every caller raises for verdict v. */
@@ -130,10 +168,14 @@ static int verdict_error(const verdict *v)
         return fr_errorf(FR_ERR_CHANGE_IN_EPOCH, "%s: the joining process at new_comm rank %d "
                                                  "has an epoch open or an active sync request on "
                                                  "the window it passed", CALL, v->who);
-    case R_FLAVOR:
-        return fr_errorf(FR_ERR_FLAVOR, "%s: a window made by %s cannot change its members",
-                         CALL, v->arg == MPI_WIN_FLAVOR_SHARED ? "MPI_Win_allocate_shared"
-                                                               : "MPI_Win_create_dynamic");
+    case R_FLAVOR_MIX:
+        return fr_errorf(FR_ERR_FLAVOR, "%s: the process at new_comm rank %d brings a window "
+                                        "made by %s into one made by %s; a dynamic window is "
+                                        "joined only with a window of MPI_Win_create_dynamic, a "
+                                        "shared one only with one of MPI_Win_allocate_shared, "
+                                        "others only with one of MPI_Win_create or "
+                                        "MPI_Win_allocate", CALL, v->who, made_by(v->arg),
+                         made_by(v->arg2));
     case R_NOT_LEADER:
         return fr_errorf(FR_ERR_RANK, "%s: peer_rank %d does not name a remaining member of "
                                       "this window (a joining process passes a window over "
@@ -146,6 +188,15 @@ static int verdict_error(const verdict *v)
                                       "in new_comm", CALL, v->who);
     case R_TRANSPORT:
         return fr_win_transport_differs(v->who, v->arg, v->arg2);
+    case R_SHARED_NODES:
+        return fr_errorf(FR_ERR_SHARED, "%s: new_comm spans more than one node; the members of "
+                                        "a window of MPI_Win_allocate_shared must share one",
+                         CALL);
+    case R_SHARED_MAP:
+        return fr_errorf(FR_ERR_SHARED, "%s: new_comm rank %d cannot map the part of another "
+                                        "member (the process that allocated that memory no "
+                                        "longer holds it, or does not let it be taken)", CALL,
+                         v->who);
     }
     return fr_errorf(FR_ERR_INTERN, "%s: unknown verdict %d", CALL, v->why);
 }
@@ -161,6 +212,7 @@ typedef struct change {
     int new_rank, new_size;
     int args_ok;        /* new_comm and peer_rank usable: P2 runs */
     verdict local;
+    fr_shared *shared;  /* shared windows: the new members' parts, mapped here in P2 */
 } change;
 
 static void check_local(change *c)
@@ -186,8 +238,6 @@ static void check_local(change *c)
         c->local = (verdict){R_EPOCH, w->rank, 0, 0};
     else if (active)
         c->local = (verdict){R_REQUESTS, w->rank, active, 0};
-    else if (w->attr_flavor == MPI_WIN_FLAVOR_SHARED || w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        c->local = (verdict){R_FLAVOR, w->rank, w->attr_flavor, 0};
 }
 
 /* ---- P1: the old members ---- */
@@ -255,6 +305,29 @@ static verdict check_membership(change *c, const old_view *o)
 
 /* ---- P2: the new members ---- */
 
+/* A shared window's new members must share a node, and each maps the others' parts (the
+ * joiners' segments are new to the members, the members' to the joiners); every member learns
+ * whether all could (collective over new_comm). On success c->shared holds the mappings. */
+static verdict share_parts(change *c, const p2_entry *e)
+{
+    if (!fr_shared_one_node(c->new_comm))
+        return (verdict){R_SHARED_NODES, 0, 0, 0};
+    fr_shared_where *all = fr_xcalloc((size_t)c->new_size, sizeof *all);
+    for (int j = 0; j < c->new_size; j++)
+        all[j] = e[j].where;
+    int rc = fr_shared_map(c->w, all, c->new_size, c->new_rank, &c->shared);
+    free(all);
+    int mine = rc == MPI_SUCCESS ? INT32_MAX : c->new_rank, first = INT32_MAX;
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->new_comm, &rq));
+    fr_wait_request(&rq);
+    if (first == INT32_MAX)
+        return (verdict){0};
+    fr_shared_drop(c->shared);
+    c->shared = NULL;
+    return (verdict){R_SHARED_MAP, first, 0, 0};
+}
+
 static p2_entry *phase2(change *c, const verdict *mine_v, int from_old, verdict *final)
 {
     fr_win *w = c->w;
@@ -262,7 +335,9 @@ static p2_entry *phase2(change *c, const verdict *mine_v, int from_old, verdict 
                      .member_id = w->peers[w->rank].member_id,
                      .next_member_id = w->next_member_id,
                      .transport = fr_opt.transport, .peer_rank = c->peer_rank,
-                     .from_old = from_old, .v = *mine_v};
+                     .from_old = from_old, .flavor = w->attr_flavor, .v = *mine_v};
+    if (w->shared)
+        fr_shared_where_mine(w, &mine.where);
     p2_entry *e = fr_xcalloc((size_t)c->new_size, sizeof *e);
     MPI_Request rq;
     FR_CHECK_MPI(PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, e, (int)sizeof mine,
@@ -286,10 +361,14 @@ static p2_entry *phase2(change *c, const verdict *mine_v, int from_old, verdict 
             if (joiner && (f.why == R_EPOCH || f.why == R_REQUESTS))
                 f = (verdict){R_JOINER_SYNC, j, 0, 0};
             keep_first(&v, f);
+            if (joiner && addressing(e[j].flavor) != addressing(e[c->peer_rank].flavor))
+                keep_first(&v, (verdict){R_FLAVOR_MIX, j, e[j].flavor, e[c->peer_rank].flavor});
             if (e[j].transport != e[0].transport)
                 keep_first(&v, (verdict){R_TRANSPORT, j, e[j].transport, e[0].transport});
         }
     }
+    if (!v.why && e[c->peer_rank].flavor == MPI_WIN_FLAVOR_SHARED)
+        v = share_parts(c, e);
     *final = v;
     return e;
 }
@@ -386,8 +465,18 @@ static void drop_identity(fr_win *w)
 static int become_alone(fr_win *w)
 {
     member me = {w->win_size, w->disp_unit, 0};
+    fr_shared *alone = NULL;
+    if (w->shared) { /* its part alone: only its own memory, nothing to map */
+        fr_shared_where mine;
+        fr_shared_where_mine(w, &mine);
+        if (fr_shared_map(w, &mine, 1, 0, &alone) != MPI_SUCCESS)
+            fr_fatal("%s: a leaver's own part of a shared window: %s", CALL, fr_error_detail());
+    }
     drop_identity(w);
-    return rebuild(w, MPI_COMM_SELF, &me, fr_win_draw_uid(), 1);
+    int rc = rebuild(w, MPI_COMM_SELF, &me, fr_win_draw_uid(), 1);
+    if (alone)
+        fr_shared_adopt(w, alone);
+    return rc;
 }
 
 static int become_new_member(change *c, const p2_entry *e)
@@ -405,6 +494,9 @@ static int become_new_member(change *c, const p2_entry *e)
         drop_identity(w);
     int rc = rebuild(w, c->new_comm, m, lead->uid, next);
     free(m);
+    if (c->shared) /* after the rebuild: direct copies into node peers' parts need its channel */
+        fr_shared_adopt(w, c->shared);
+    c->shared = NULL;
     return rc;
 }
 
@@ -449,6 +541,7 @@ static int change_comm(fr_win *w, MPI_Comm new_comm, int peer_rank)
             drain(w);
         rc = c.leaving ? become_alone(w) : become_new_member(&c, e);
     }
+    fr_shared_drop(c.shared); /* mapped in P2, but the change failed */
     free(o.e);
     free(e);
     return rc;

@@ -10,6 +10,7 @@
  * and MPI_WIN_MODEL from the flexrma window.
  */
 #include "alloc_mem.h"
+#include "win_shared.h"
 #include "sync/counters.h"
 #include "transport/direct.h"
 #include "progress/entry.h"
@@ -243,6 +244,7 @@ static void win_destroy(fr_win *w)
     fr_counters_free(w);
     fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
     fr_req_win_gone(w);
+    fr_shared_free(w); /* others' parts; the window's own memory, own_mem, goes later */
     fr_win_peers_free(w);
     fr_win_groups_free(w);
     free(w->lk_queue);

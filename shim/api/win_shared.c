@@ -1,48 +1,127 @@
 /* win_shared.c - MPI_Win_allocate_shared and MPI_Win_shared_query (MPI-3.1 11.2.3): a flexrma
- * window over one segment of the node, which every member maps, so that each can load and store
- * the others' parts directly.
+ * window over memory of the node that every member maps, so that each can load and store the
+ * others' parts directly.
  *
  * The first member allocates the segment for all (node/shm_seg.h), the others map it
  * (node/shm_map.h); member r's part starts where r - 1's ends (contiguous, as MPI's default
  * asks), or on the next page with the info key alloc_shared_noncontig=true. Every member then
  * reaches the others' parts by plain copies (fr_direct_adopt_mapped) like any mapped window.
  * The window owns the segment (the first member) or its mapping (the others); MPI_Win_free
- * releases them. FLEXRMA_NATIVE_FLAVORS=shared leaves the call to the MPI library. */
+ * releases them. After MPI_Win_change_comm (ext/dynwin) a joiner's part lies in a segment of its
+ * own, which the others map (fr_shared_map): each member's part stays where it was, so the parts
+ * are no longer contiguous, and the window then also holds mappings of other members' segments
+ * (fr_shared.maps). FLEXRMA_NATIVE_FLAVORS=shared leaves the call to the MPI library. */
 #include "alloc_mem.h"
 #include "core/next.h"
 #include "node/shm_map.h"
 #include "progress/entry.h"
 #include "transport/direct.h"
 #include "win_create.h"
+#include "win_shared.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Where member r's part starts in the segment. */
-static MPI_Aint part_offset(const fr_win *w, int r)
+struct fr_shared {
+    fr_shared_where mine;
+    int n;
+    char **part;      /* by window rank: the member's part at its address here (NULL: none) */
+    fr_win_mem *maps; /* by window rank: the mapping of its segment this window took, if any */
+};
+
+static fr_shared *shared_new(int n)
 {
-    MPI_Aint off = 0, align = w->shared_noncontig ? (MPI_Aint)sysconf(_SC_PAGESIZE) : 1;
-    for (int i = 0; i < r; i++)
-        off = (off + w->peers[i].size + align - 1) / align * align;
-    return off;
+    fr_shared *s = fr_xcalloc(1, sizeof *s);
+    s->n = n;
+    s->part = fr_xcalloc((size_t)n, sizeof *s->part);
+    s->maps = fr_xcalloc((size_t)n, sizeof *s->maps);
+    return s;
+}
+
+void fr_shared_drop(fr_shared *s)
+{
+    if (!s)
+        return;
+    for (int r = 0; r < s->n; r++)
+        fr_win_mem_free(&s->maps[r]);
+    free(s->maps);
+    free(s->part);
+    free(s);
+}
+
+void fr_shared_free(fr_win *w)
+{
+    fr_shared_drop(w->shared);
+    w->shared = NULL;
+}
+
+void fr_shared_where_mine(const fr_win *w, fr_shared_where *out)
+{
+    *out = w->shared->mine;
+}
+
+int fr_shared_map(const fr_win *w, const fr_shared_where *all, int n, int me, fr_shared **out)
+{
+    const fr_shared_where *mine = &all[me];
+    fr_shared *s = shared_new(n);
+    s->mine = *mine;
+    int rc = MPI_SUCCESS;
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
+        const fr_shared_where *at = &all[r];
+        if (r == me)
+            s->part[r] = w->base;
+        else if (!at->pid) /* no memory anywhere in its window */
+            s->part[r] = NULL;
+        else if (mine->pid == at->pid && mine->seg.serial == at->seg.serial)
+            s->part[r] = (char *)w->own_mem.addr + at->offset; /* in my own segment */
+        else {
+            fr_win_mem *m = &s->maps[r];
+            rc = fr_peer_proc_open((pid_t)at->pid, &m->owner);
+            if (rc == MPI_SUCCESS)
+                rc = fr_seg_map_remote(m->owner, &at->seg, &m->addr);
+            if (rc == MPI_SUCCESS) {
+                m->kind = FR_BLOCK_MAPPED;
+                m->serial = at->seg.serial;
+                s->part[r] = (char *)m->addr + at->offset;
+            } else if (m->owner) {
+                fr_peer_proc_release(m->owner);
+                m->owner = NULL;
+            }
+        }
+    }
+    if (rc != MPI_SUCCESS) {
+        fr_shared_drop(s);
+        return fr_errorf(FR_ERR_SHARED, "cannot map the memory of another member: %s",
+                         fr_error_detail());
+    }
+    *out = s;
+    return MPI_SUCCESS;
+}
+
+void fr_shared_adopt(fr_win *w, fr_shared *s)
+{
+    fr_shared_free(w);
+    w->shared = s;
+    fr_direct_adopt_mapped(w, s->part);
 }
 
 /* What the first member tells the others about the segment. */
 typedef struct segment_info {
     int64_t rc;   /* MPI_SUCCESS, or why there is no segment */
-    int64_t pid;
+    int64_t pid;  /* 0: no segment (every member's size is 0) */
     fr_seg_ref ref;
 } segment_info;
 
 /* Collective over comm: the segment of `total` bytes, made by comm's rank 0 and mapped by every
- * other member; *mem is what this process keeps of it. The verdict is everyone's: a member that
- * cannot map it makes every member fail. */
-static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem)
+ * other member; *mem is what this process keeps of it, *where where the segment is (pid 0:
+ * none, for total 0). The verdict is everyone's: a member that cannot map it makes every member
+ * fail. */
+static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem, fr_shared_where *where)
 {
     int rank;
     PMPI_Comm_rank(comm, &rank);
-    segment_info seg = {MPI_SUCCESS, getpid(), {0}};
+    segment_info seg = {MPI_SUCCESS, total > 0 ? getpid() : 0, {0}};
     if (rank == 0 && total > 0) {
         seg.rc = fr_seg_alloc((size_t)total, &mem->addr);
         if (seg.rc == MPI_SUCCESS) {
@@ -51,6 +130,7 @@ static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem)
         }
     }
     FR_CHECK_MPI(FR_NEXT(Bcast)(&seg, (int)sizeof seg, MPI_BYTE, 0, comm));
+    *where = (fr_shared_where){.pid = seg.pid, .seg = seg.ref};
     if (seg.rc != MPI_SUCCESS)
         return fr_errorf(FR_ERR_SHARED, "the first member could not allocate a segment of %ld "
                                         "bytes", (long)total);
@@ -78,8 +158,7 @@ static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem)
                                     "be on another node)", first_failed);
 }
 
-/* Every member of comm is on this process's node. Collective. */
-static int one_node(MPI_Comm comm)
+int fr_shared_one_node(MPI_Comm comm)
 {
     MPI_Comm node;
     int size, node_size, all = 0;
@@ -123,23 +202,27 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
     free(sizes);
 
     fr_win_mem mem = {NULL, FR_BLOCK_NONE, NULL, 0};
+    fr_shared_where where = {0};
     fr_win *w = NULL;
-    if (!one_node(comm))
+    if (!fr_shared_one_node(comm))
         rc = fr_errorf(FR_ERR_SHARED, "the communicator spans more than one node");
     if (rc == MPI_SUCCESS)
-        rc = share_segment(comm, total, &mem);
+        rc = share_segment(comm, total, &mem, &where);
     char *base = mem.addr ? (char *)mem.addr + mine_at : NULL;
     if (rc == MPI_SUCCESS)
         rc = fr_win_make(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, &w);
     if (rc == MPI_SUCCESS) {
         w->own_mem = mem;
-        w->shared_base = mem.addr;
-        w->shared_noncontig = noncontig;
-        char **parts = fr_xcalloc((size_t)n, sizeof *parts);
-        for (int r = 0; r < n && w->shared_base; r++)
-            parts[r] = w->shared_base + part_offset(w, r);
-        fr_direct_adopt_mapped(w, parts);
-        free(parts);
+        fr_shared *sh = shared_new(n);
+        where.offset = mine_at;
+        sh->mine = where;
+        MPI_Aint off = 0;
+        for (int r = 0; r < n; r++) {
+            if (mem.addr)
+                sh->part[r] = (char *)mem.addr + off;
+            off = (off + w->peers[r].size + align - 1) / align * align;
+        }
+        fr_shared_adopt(w, sh);
         *(void **)baseptr = base;
         *win = w->handle;
     } else {
@@ -173,7 +256,7 @@ FR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp
             ;
     *size = w->peers[r].size;
     *disp_unit = w->peers[r].disp_unit;
-    *(void **)baseptr = w->shared_base ? w->shared_base + part_offset(w, r) : NULL;
+    *(void **)baseptr = w->shared->part[r];
     FR_WIN_EXIT("MPI_Win_shared_query", MPI_SUCCESS);
 }
 FR_PMPI(Win_shared_query);

@@ -26,6 +26,7 @@ struct fr_counters;
 struct fr_pkt;
 struct fr_direct;
 struct fr_shm_state;
+struct fr_shared;
 
 /* The kind of epoch an RMA operation belongs to; carried in every operation packet so the target
  * can account completions per synchronization method. */
@@ -296,8 +297,8 @@ typedef struct fr_win {
     fr_win_hints hints; /* the info keys of MPI-3.1 11.2.1, as given (hints.c) */
     fr_win_mem own_mem; /* memory MPI_Win_allocate(_shared) made for it (none: the user's) */
     fr_regions attached; /* MPI_Win_create_dynamic: memory attached here (MPI_Win_attach) */
-    char *shared_base;  /* MPI_Win_allocate_shared: the node's segment, mapped here */
-    int shared_noncontig; /* ... members' parts page aligned (alloc_shared_noncontig) */
+    struct fr_shared *shared; /* MPI_Win_allocate_shared: every member's part, mapped here
+                                 (api/win_shared.h) */
 
     fr_win_stats st;
     struct fr_win *next, *prev;/* the list of live windows the progress engine serves */

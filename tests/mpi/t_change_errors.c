@@ -4,7 +4,8 @@
  * its old membership and works. Then one correct change, after which the counters and requests
  * of the leaver fail as specified. Exactly 3 ranks: world ranks 0 and 1 hold the window, rank 2
  * joins ("join"), or all three hold it and rank 2 leaves ("leave"), or rank 1 leaves while rank
- * 2 joins in the same call ("swap").
+ * 2 joins in the same call ("swap"). Joiners must bring a window of the joined window's
+ * addressing (dynamic, or create and allocate).
  * Not tested here, because the program would hang by construction: a process that passes a
  * communicator other than new_comm, and a joiner whose window has members that do not call. */
 #include "change_common.h"
@@ -172,6 +173,128 @@ static void arguments(void)
     planned++;
 }
 
+/* A window over `comm` made by MPI_Win_create_dynamic, with one region attached, as a dwin
+ * (buf: the region). */
+static void dyn_setup(dwin *d, MPI_Comm comm)
+{
+    d->n = K;
+    d->buf = xmalloc(K * sizeof(int));
+    MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &d->win);
+    MPI_Win_set_errhandler(d->win, MPI_ERRORS_RETURN);
+    MPI_Win_attach(d->win, d->buf, K * sizeof(int));
+    dwin_refresh(d);
+}
+
+static void dyn_free(dwin *d)
+{
+    MPI_Win_detach(d->win, d->buf);
+    MPI_Win_free(&d->win);
+    free(d->buf);
+}
+
+/* Joiners must bring a window addressed like the one they join: absolute addresses (dynamic)
+ * or displacements (MPI_Win_create, MPI_Win_allocate). Every caller, the leaver too, gets
+ * MPI_ERR_RMA_FLAVOR and nothing changes; then the right flavor joins. */
+static void flavors(void)
+{
+    MPI_Comm pair = world_split(rank < 2);
+    dwin d;
+    /* a window of MPI_Win_create joining a dynamic window */
+    if (rank < 2)
+        dyn_setup(&d, pair);
+    else
+        dwin_create(&d, MPI_COMM_SELF, rank);
+    dwin_refresh(&d);
+    bad_change(&d, JOIN, 0, MPI_ERR_RMA_FLAVOR, "an MPI_Win_create window joins a dynamic one");
+    bad_change(&d, SWAP, 0, MPI_ERR_RMA_FLAVOR,
+               "an MPI_Win_create window joins a dynamic one while a member leaves");
+    if (rank < 2)
+        dyn_free(&d);
+    else
+        dwin_free(&d);
+    /* a dynamic window joining a window of MPI_Win_create */
+    if (rank < 2)
+        dwin_create(&d, pair, rank);
+    else
+        dyn_setup(&d, MPI_COMM_SELF);
+    dwin_refresh(&d);
+    bad_change(&d, JOIN, 0, MPI_ERR_RMA_FLAVOR, "a dynamic window joins an MPI_Win_create one");
+    if (rank < 2)
+        dwin_free(&d);
+    else
+        dyn_free(&d);
+    /* a window of MPI_Win_create joining a shared window, and the other way round */
+    int *base;
+    if (rank < 2) {
+        MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, pair, &base, &d.win);
+        MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+    } else {
+        dwin_create(&d, MPI_COMM_SELF, rank);
+    }
+    dwin_refresh(&d);
+    bad_change(&d, JOIN, 0, MPI_ERR_RMA_FLAVOR, "an MPI_Win_create window joins a shared one");
+    if (rank < 2)
+        MPI_Win_free(&d.win);
+    else
+        dwin_free(&d);
+    if (rank < 2) {
+        dwin_create(&d, pair, rank);
+    } else {
+        MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF,
+                                &base, &d.win);
+        MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+    }
+    dwin_refresh(&d);
+    bad_change(&d, JOIN, 0, MPI_ERR_RMA_FLAVOR, "a shared window joins an MPI_Win_create one");
+    if (rank < 2)
+        dwin_free(&d);
+    else
+        MPI_Win_free(&d.win);
+    /* the right flavor: a dynamic window joins a dynamic one while a member leaves */
+    dyn_setup(&d, rank < 2 ? pair : MPI_COMM_SELF);
+    MPI_Comm nc = new_comm_of(SWAP);
+    planned += CHANGE_TESTS;
+    change(&d, leaves(SWAP) ? MPI_COMM_NULL : nc, 0, rank == 2 ? 1 : 0, rank == 1 ? 1 : 2,
+           "a dynamic window joins a dynamic one while a member leaves");
+    dyn_free(&d);
+    if (nc != MPI_COMM_NULL)
+        MPI_Comm_free(&nc);
+    if (pair != MPI_COMM_NULL)
+        MPI_Comm_free(&pair);
+}
+
+/* A joiner of a shared window must map every member's part, which lies in the memory the
+ * window's first member allocated; once that process freed it, nobody can: every caller gets
+ * MPI_ERR_RMA_SHARED and nothing changes. Here the first member itself leaves, frees its window,
+ * and tries to join again with a new one. */
+static void shared_gone(void)
+{
+    dwin d;
+    int *base;
+    MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                            &d.win);
+    MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+    MPI_Comm rest = world_split(rank != 0);
+    planned += CHANGE_TESTS;
+    change(&d, rank == 0 ? MPI_COMM_NULL : rest, 0, rank == 0 ? 0 : rank - 1, rank == 0 ? 1 : 2,
+           "the first member of a shared window leaves");
+    if (rank == 0) {
+        MPI_Win_free(&d.win);
+        MPI_Win_allocate_shared(K * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF,
+                                &base, &d.win);
+        MPI_Win_set_errhandler(d.win, MPI_ERRORS_RETURN);
+        dwin_refresh(&d);
+    }
+    MPI_Comm all;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank == 0 ? nprocs : rank, &all); /* rank 0 last */
+    expect_change(&d, all, 0, MPI_ERR_RMA_SHARED,
+                  "a joiner cannot map the parts in the freed memory of the first member", JOIN);
+    MPI_Win_free(&d.win);
+    MPI_Comm_free(&all);
+    if (rest != MPI_COMM_NULL)
+        MPI_Comm_free(&rest);
+}
+
 /* A correct swap after failed attempts; then what belonged to the leaver fails. */
 static void after_swap(void)
 {
@@ -241,6 +364,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     epochs();
     arguments();
+    flavors();
+    shared_gone();
     after_swap();
     ok(errors_named() > 0, "the error strings name flexrma");
     planned++;

@@ -1,7 +1,8 @@
 /* t_change_spawn.c - processes made by MPI_Comm_spawn join a window with MPI_Win_change_comm
  * over the communicator MPI_Intercomm_merge gives (their MPI_COMM_WORLD is another one), work on
  * it (data by put/get/accumulate in fence, PSCW and lock epochs, bumps of a counter made before
- * they existed), and leave it; the original members keep working.
+ * they existed), and leave it; the original members keep working. Then they join a window of
+ * MPI_Win_allocate_shared with parts of their own, load and store every member's, and leave.
  *
  * The spawned processes run this program with the argument "child". They cannot print TAP
  * (their MPI_COMM_WORLD is another one): each sends its count of tests run and failed to the
@@ -34,6 +35,47 @@ static void joined_life(dwin *d, MPI_Comm merged, int nparents, MPI_Sync counter
            child ? 1 : nparents, "spawned processes leave");
 }
 
+/* Both sides: the spawned processes join a window of MPI_Win_allocate_shared (each brings its
+ * own part), everybody loads every member's part and stores into the right neighbour's, then
+ * the children leave (4 tests). */
+static void shared_life(MPI_Comm merged, int child)
+{
+    int mrank, msize, *base, rc;
+    MPI_Comm_rank(merged, &mrank);
+    MPI_Comm_size(merged, &msize);
+    MPI_Win win;
+    MPI_Win_allocate_shared(8 * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                            child ? MPI_COMM_SELF : MPI_COMM_WORLD, &base, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    fill_pat(base, 8, mrank, 70);
+    planned += 4;
+    is_int(MPI_Win_change_comm(merged, 0, win), MPI_SUCCESS,
+           "spawned processes join a shared window");
+    int bad = 0, *part[16];
+    rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    KEEP_RC(rc, MPI_Win_sync(win));
+    for (int r = 0; r < msize && r < 16; r++) {
+        MPI_Aint size;
+        int unit;
+        KEEP_RC(rc, MPI_Win_shared_query(win, r, &size, &unit, &part[r]));
+        bad += rc != MPI_SUCCESS || size != 8 * (MPI_Aint)sizeof(int) || !is_pat(part[r], 8, r, 70);
+    }
+    ok(bad == 0, "shared: every member's part, parents' and spawned processes', is loaded");
+    MPI_Barrier(merged);
+    int right = (mrank + 1) % msize, left = (mrank + msize - 1) % msize;
+    for (int i = 0; i < 4; i++)
+        part[right][i] = pat(mrank, i, 71);
+    KEEP_RC(rc, MPI_Win_sync(win));
+    MPI_Barrier(merged);
+    KEEP_RC(rc, MPI_Win_sync(win));
+    ok(rc == MPI_SUCCESS && is_pat(base, 4, left, 71),
+       "shared: the left neighbour's stores are in my part");
+    KEEP_RC(rc, MPI_Win_unlock_all(win));
+    is_int(MPI_Win_change_comm(child ? MPI_COMM_NULL : MPI_COMM_WORLD, 0, win), MPI_SUCCESS,
+           "spawned processes leave the shared window");
+    MPI_Win_free(&win);
+}
+
 static int child_main(MPI_Comm parent)
 {
     MPI_Comm merged;
@@ -48,6 +90,7 @@ static int child_main(MPI_Comm parent)
     MPI_Comm_remote_size(parent, &nparents);
     joined_life(&d, merged, nparents, counter, 1);
     dwin_free(&d);
+    shared_life(merged, 1);
     int counts[2];
     tap_counts(&counts[0], &counts[1]);
     if (counts[0] != planned) {
@@ -102,6 +145,7 @@ int main(int argc, char **argv)
     joined_life(&d, merged, nprocs, counter, 0);
     ring(&d, MPI_COMM_WORLD, 60, "parents after the spawned processes left");
     planned += RING_TESTS;
+    shared_life(merged, 0);
     if (rank == 0) {
         for (int c = 0; c < NCHILD; c++) {
             int counts[2];
