@@ -6,7 +6,8 @@
  * what a put through shared memory can at best approach (Gropp and Lusk, seed 003: memcpy is the
  * limit). The rows give the time per block, so bandwidth = bytes / median_us; all blocks of a
  * step go to distinct places (K * n bytes), so that caches flatter neither side. Other ranks,
- * if any, only take part in the fences and barriers. */
+ * if any, only take part in the fences and barriers. The window is rank 1's MPI_Alloc_mem memory
+ * under MPI_Win_create, or with --flavor allocate MPI_Win_allocate's (rows "VARIANT/allocate"). */
 #include "common.h"
 
 #include <stdlib.h>
@@ -18,7 +19,7 @@ typedef struct bandwidth {
     size_t n;                   /* block size */
     unsigned char *src;         /* rank 0: K blocks to send */
     unsigned char *copy;        /* rank 0: memcpy destination, K blocks */
-    unsigned char *win_mem;     /* rank 1: the window, K blocks */
+    unsigned char *win_mem;     /* rank 1: the window's memory, K blocks */
     MPI_Request *req;
     MPI_Win win;
     unsigned long long stamp;
@@ -125,6 +126,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_init(&argc, &argv, "bandwidth", "1K,4K,16K,64K,256K,1M,4M", &o);
+    bench_flavors_allowed(&o, 1u << BENCH_FLAVOR_CREATE | 1u << BENCH_FLAVOR_ALLOCATE);
     if (o.size < 2)
         bench_die("needs at least 2 ranks");
     size_t max = 0;
@@ -138,20 +140,26 @@ int main(int argc, char **argv)
     /* Only rank 0 needs the source and copy blocks, only rank 1 a window of K blocks. */
     b.src = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? bytes : 8);
     b.copy = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? bytes : 8);
-    b.win_mem = bench_alloc(BENCH_MEM_ALLOC_MEM, o.rank == 1 ? bytes : 8);
     b.req = malloc(bench_mul((size_t)o.blocks, sizeof *b.req));
     if (!b.req)
         bench_die("out of memory");
-    MPI_Win_create(b.win_mem, (MPI_Aint)(o.rank == 1 ? bytes : 8), 1, MPI_INFO_NULL,
-                   MPI_COMM_WORLD, &b.win);
-    for (int i = 0; i < o.nsizes; i++) {
-        b.n = o.sizes[i];
-        bench_measure(&o, variants, (int)(sizeof variants / sizeof variants[0]), 0, &b, NULL,
-                      b.n, bench_iters(&o, bench_mul(b.n, (size_t)o.blocks)), o.blocks);
+    for (int f = 0; f < o.nflavor; f++) {
+        bench_win w;
+        bench_win_make(&w, o.flavor[f], o.rank == 1 ? bytes : 8);
+        b.win_mem = w.base;
+        b.win = w.win;
+        /* rows "VARIANT" on MPI_Win_create windows, "VARIANT/allocate" on MPI_Win_allocate's */
+        const char *suffix =
+            o.flavor[f] == BENCH_FLAVOR_CREATE ? NULL : bench_flavor_name[o.flavor[f]];
+        for (int i = 0; i < o.nsizes; i++) {
+            b.n = o.sizes[i];
+            bench_measure(&o, variants, (int)(sizeof variants / sizeof variants[0]), 0, &b,
+                          suffix, b.n, bench_iters(&o, bench_mul(b.n, (size_t)o.blocks)),
+                          o.blocks);
+        }
+        bench_win_free(&w);
     }
-    MPI_Win_free(&b.win);
     free(b.req);
-    bench_free(BENCH_MEM_ALLOC_MEM, b.win_mem);
     bench_free(BENCH_MEM_MALLOC, b.copy);
     bench_free(BENCH_MEM_MALLOC, b.src);
     return bench_finish();

@@ -11,6 +11,7 @@
 
 const char *const bench_mem_name[] = {"alloc_mem", "malloc"};
 const char *const bench_topo_name[] = {"ring", "grid"};
+const char *const bench_flavor_name[] = {"create", "allocate", "dynamic", "shared"};
 
 static const char *program_name = "bench";
 static int world_rank;
@@ -41,7 +42,7 @@ static void usage(void)
         fprintf(stderr,
                 "usage: %s [--impl native|flexrma] [--transport LABEL] [--iters N] [--reps R]\n"
                 "       [--warmup W] [--sizes LIST] [--nbrs LIST] [--mem LIST] [--topo LIST]\n"
-                "       [--blocks K]\n"
+                "       [--blocks K] [--flavor LIST]\n"
                 "  --impl, --transport  labels of the CSV rows; --impl must match the library\n"
                 "                       that provides MPI_Put (libflexrma when preloaded)\n"
                 "  --iters N   timed steps per repetition up to 16 KiB (fewer above)\n"
@@ -52,6 +53,8 @@ static void usage(void)
                 "  --mem       window memory: alloc_mem,malloc\n"
                 "  --topo      ghost exchange topologies: ring,grid\n"
                 "  --blocks K  puts per epoch (bandwidth)\n"
+                "  --flavor    windows: create (MPI_Alloc_mem memory), allocate, dynamic,\n"
+                "              shared (what the program supports; default create)\n"
                 "Prints CSV rows: program,variant,implementation,transport,ranks,bytes,"
                 "median_us,ratio_to_pt2pt\n",
                 program_name);
@@ -116,6 +119,7 @@ static int parse_name(const char *w, const char *const *names, int n)
 }
 static int parse_mem_word(const char *w) { return parse_name(w, bench_mem_name, 2); }
 static int parse_topo_word(const char *w) { return parse_name(w, bench_topo_name, 2); }
+static int parse_flavor_word(const char *w) { return parse_name(w, bench_flavor_name, 4); }
 
 static void parse_sizes(bench_opts *o, const char *value)
 {
@@ -175,6 +179,7 @@ void bench_init(int *argc, char ***argv, const char *program, const char *defaul
     o->nnbrs = parse_list("--nbrs", "1,p", parse_nbrs_word, o->nbrs);
     o->nmem = parse_list("--mem", "alloc_mem,malloc", parse_mem_word, o->mem);
     o->ntopo = parse_list("--topo", "ring,grid", parse_topo_word, o->topo);
+    o->nflavor = parse_list("--flavor", "create", parse_flavor_word, o->flavor);
 
     char **av = *argv;
     for (int i = 1; i < *argc; i++) {
@@ -207,6 +212,8 @@ void bench_init(int *argc, char ***argv, const char *program, const char *defaul
             o->nmem = parse_list(opt, val, parse_mem_word, o->mem);
         else if (strcmp(opt, "--topo") == 0)
             o->ntopo = parse_list(opt, val, parse_topo_word, o->topo);
+        else if (strcmp(opt, "--flavor") == 0)
+            o->nflavor = parse_list(opt, val, parse_flavor_word, o->flavor);
         else
             bad_option(opt, val);
     }
@@ -339,6 +346,75 @@ void bench_free(int mem, void *p)
         MPI_Free_mem(p);
     else
         free(p);
+}
+
+void bench_flavors_allowed(const bench_opts *o, unsigned mask)
+{
+    for (int i = 0; i < o->nflavor; i++)
+        if (!(mask & 1u << o->flavor[i])) {
+            if (o->rank == 0)
+                fprintf(stderr, "%s: --flavor %s: this program makes no such windows\n",
+                        o->program, bench_flavor_name[o->flavor[i]]);
+            MPI_Finalize();
+            exit(2);
+        }
+}
+
+void bench_win_make(bench_win *w, int flavor, size_t bytes)
+{
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    w->flavor = flavor;
+    w->bytes = bytes;
+    w->disp = calloc((size_t)size, sizeof *w->disp);
+    if (!w->disp)
+        bench_die("out of memory");
+    void *base = NULL;
+    switch (flavor) {
+    case BENCH_FLAVOR_CREATE:
+        w->base = bench_alloc(BENCH_MEM_ALLOC_MEM, bytes);
+        MPI_Win_create(w->base, (MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
+        return;
+    case BENCH_FLAVOR_ALLOCATE:
+        MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w->win);
+        break;
+    case BENCH_FLAVOR_SHARED:
+        MPI_Win_allocate_shared((MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                &w->win);
+        break;
+    case BENCH_FLAVOR_DYNAMIC: {
+        MPI_Aint mine;
+        w->base = bench_alloc(BENCH_MEM_ALLOC_MEM, bytes);
+        MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
+        MPI_Win_attach(w->win, w->base, (MPI_Aint)bytes);
+        MPI_Get_address(w->base, &mine);
+        MPI_Allgather(&mine, 1, MPI_AINT, w->disp, 1, MPI_AINT, MPI_COMM_WORLD);
+        return;
+    }
+    default:
+        bench_die("unknown window flavor %d", flavor);
+    }
+    /* The window's own memory: contents undefined until stored into, and not yet faulted in.
+     * The stores go under a lock of my own window (MPI-2's separate model, were it that). */
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    w->base = base;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, w->win);
+    if (bytes)
+        memset(w->base, 0, bytes);
+    MPI_Win_unlock(rank, w->win);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void bench_win_free(bench_win *w)
+{
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody reaches my memory any more */
+    if (w->flavor == BENCH_FLAVOR_DYNAMIC)
+        MPI_Win_detach(w->win, w->base);
+    MPI_Win_free(&w->win);
+    if (w->flavor == BENCH_FLAVOR_CREATE || w->flavor == BENCH_FLAVOR_DYNAMIC)
+        bench_free(BENCH_MEM_ALLOC_MEM, w->base);
+    free(w->disp);
 }
 
 void bench_shift_init(bench_shift *s, int n)

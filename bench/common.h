@@ -36,14 +36,21 @@ typedef struct bench_opts {
     int ntopo; /* --topo: ghost topologies (BENCH_TOPO_*) */
     int topo[BENCH_MAX_LIST];
     int blocks; /* --blocks: puts per epoch (bandwidth) */
+    int nflavor; /* --flavor: how windows are made (BENCH_FLAVOR_*; bench_flavors_allowed) */
+    int flavor[BENCH_MAX_LIST];
     int rank, size;
 } bench_opts;
 
 enum { BENCH_MEM_ALLOC_MEM, BENCH_MEM_MALLOC }; /* seed 000's "global" and "local" windows */
 enum { BENCH_TOPO_RING, BENCH_TOPO_GRID };
 
-extern const char *const bench_mem_name[];  /* "alloc_mem", "malloc" */
-extern const char *const bench_topo_name[]; /* "ring", "grid" */
+/* MPI-3's window flavors: MPI_Win_create over MPI_Alloc_mem memory, MPI_Win_allocate,
+ * MPI_Win_create_dynamic with MPI_Alloc_mem memory attached, MPI_Win_allocate_shared. */
+enum { BENCH_FLAVOR_CREATE, BENCH_FLAVOR_ALLOCATE, BENCH_FLAVOR_DYNAMIC, BENCH_FLAVOR_SHARED };
+
+extern const char *const bench_mem_name[];    /* "alloc_mem", "malloc" */
+extern const char *const bench_topo_name[];   /* "ring", "grid" */
+extern const char *const bench_flavor_name[]; /* "create", "allocate", "dynamic", "shared" */
 
 /* One way of doing a step. step is timed; begin and end (optional) run outside the timing
  * around every timed loop: begin to prepare (stamp send data, open an MPI-3 epoch), end to
@@ -73,6 +80,23 @@ int bench_iters(const bench_opts *o, size_t bytes);
  * is "NAME" or "NAME/SUFFIX". Collective over MPI_COMM_WORLD. */
 void bench_measure(const bench_opts *o, const bench_variant *v, int nv, int ref, void *ctx,
                    const char *suffix, size_t bytes, int iters, int ops);
+
+/* Exits (with a message naming them) when --flavor lists a flavor outside mask, a set of
+ * 1 << BENCH_FLAVOR_* bits: the flavors this program can make its windows in. */
+void bench_flavors_allowed(const bench_opts *o, unsigned mask);
+
+/* A window of one flavor over MPI_COMM_WORLD, displacement unit 1, bytes of my memory (every
+ * byte written once, zero). disp[r] is where rank r's memory starts in displacements: 0, or
+ * for a dynamic window its address (MPI_Get_address, exchanged after the attach). */
+typedef struct bench_win {
+    MPI_Win win;
+    int flavor;
+    unsigned char *base; /* my memory in the window */
+    size_t bytes;
+    MPI_Aint *disp; /* [size] */
+} bench_win;
+void bench_win_make(bench_win *w, int flavor, size_t bytes);
+void bench_win_free(bench_win *w); /* collective; every epoch on it must be closed */
 
 /* Seed 000's exchange pattern with n neighbours (1 <= n <= p): for j = 1..n, rank i supplies a
  * block to (i + j) mod p and requests one from (i - j) mod p; n = p includes i itself. */

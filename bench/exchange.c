@@ -170,6 +170,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_init(&argc, &argv, "exchange", "1K,4K,16K,64K,256K,1M,4M", &o);
+    bench_flavors_allowed(&o, 1u << BENCH_FLAVOR_CREATE); /* MPI_Win_create windows only */
     size_t max = 0;
     for (int i = 0; i < o.nsizes; i++) {
         if (o.sizes[i] < sizeof(uint64_t))

@@ -14,7 +14,8 @@
  * flexrma: it includes flexrma.h for the types and finds the functions at run time (dlsym), so
  * they run under flexrma-run and are skipped, with a note on stderr, in a native run.
  *
- * Window layout (MPI_Alloc_mem memory): two halves, each with one ghost slot per direction;
+ * Windows: MPI_Win_create over MPI_Alloc_mem memory, or with --flavor allocate MPI_Win_allocate
+ * (rows "VARIANT/TOPO/allocate"). Window layout: two halves, each with one ghost slot per direction;
  * slot d receives the block from the neighbour in direction d. The lock_notify, counter and
  * put_signal variants alternate between the halves (see step_lock_notify and step_counter).
  * Each timed loop stamps the send blocks and afterwards checks that every ghost slot holds its
@@ -342,6 +343,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_init(&argc, &argv, "ghost", "8,16,64,256,1K,4K,16K,64K,256K,1M", &o);
+    bench_flavors_allowed(&o, 1u << BENCH_FLAVOR_CREATE | 1u << BENCH_FLAVOR_ALLOCATE);
     size_t max = 0;
     for (int i = 0; i < o.nsizes; i++) {
         if (o.sizes[i] < sizeof(uint64_t))
@@ -364,8 +366,14 @@ int main(int argc, char **argv)
 
     MPI_Group world_group;
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-    for (int t = 0; t < o.ntopo; t++) {
+    for (int ft = 0; ft < o.nflavor * o.ntopo; ft++) { /* every flavor, every topology */
+        const int f = ft / o.ntopo, t = ft % o.ntopo;
         ghost g = {.rank = o.rank};
+        bench_win w;
+        char suffix[64]; /* "ring"; "ring/allocate" on MPI_Win_allocate windows */
+        snprintf(suffix, sizeof suffix, "%s%s%s", bench_topo_name[o.topo[t]],
+                 o.flavor[f] == BENCH_FLAVOR_CREATE ? "" : "/",
+                 o.flavor[f] == BENCH_FLAVOR_CREATE ? "" : bench_flavor_name[o.flavor[f]]);
         g.ndirs = neighbours(o.topo[t], o.rank, o.size, g.nbr);
         if (g.ndirs == 0) {
             if (o.rank == 0)
@@ -383,20 +391,19 @@ int main(int argc, char **argv)
         MPI_Group_incl(world_group, g.nd, g.distinct, &g.nbr_group);
         size_t win_bytes = bench_mul(bench_mul(2, (size_t)g.ndirs), max);
         g.sendbuf = bench_alloc(BENCH_MEM_MALLOC, bench_mul((size_t)g.ndirs, max));
-        g.ghosts = bench_alloc(BENCH_MEM_ALLOC_MEM, win_bytes);
-        MPI_Win_create(g.ghosts, (MPI_Aint)win_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &g.win);
+        bench_win_make(&w, o.flavor[f], win_bytes);
+        g.ghosts = w.base;
+        g.win = w.win;
         if (extensions)
             extensions_setup(&g, o.size);
 
         for (int i = 0; i < o.nsizes; i++) {
             g.n = o.sizes[i];
-            bench_measure(&o, all_variants, nv, 0, &g, bench_topo_name[o.topo[t]], g.n,
-                          bench_iters(&o, g.n), 1);
+            bench_measure(&o, all_variants, nv, 0, &g, suffix, g.n, bench_iters(&o, g.n), 1);
         }
         if (extensions)
             extensions_teardown(&g);
-        MPI_Win_free(&g.win);
-        bench_free(BENCH_MEM_ALLOC_MEM, g.ghosts);
+        bench_win_free(&w);
         bench_free(BENCH_MEM_MALLOC, g.sendbuf);
         MPI_Group_free(&g.nbr_group);
     }

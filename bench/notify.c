@@ -6,13 +6,13 @@
  *   lock-flag   MPI-2, no fence: lock, put the data, unlock (complete at the target); lock, put
  *               a flag, unlock. The peer polls the flag under a shared lock of its own window
  *               (the separate memory model makes remote puts visible only after that).
- *   flush-get   MPI-3 (native only): inside MPI_Win_lock_all, put the data, MPI_Win_flush,
+ *   flush-get   MPI-3: inside MPI_Win_lock_all, put the data, MPI_Win_flush,
  *               put the flag, MPI_Win_flush; the peer polls its flag with MPI_Get +
  *               MPI_Win_flush on itself.
  *   flush-sync  the same, but the peer polls with a local load after MPI_Win_sync (only on a
  *               window in the unified memory model).
- * The MPI-3 variants run only where the window accepts MPI-3 calls: flexrma's windows reject
- * them (MPI_ERR_UNSUPPORTED_OPERATION), so under flexrma they are skipped and said so.
+ * The MPI-3 variants run only where the window accepts MPI-3 calls (flexrma's windows do since
+ * its MPI-3 support; an MPI that rejects them gets them skipped, and said so).
  * Slot for a later issue: "counter", the same ping-pong with MPI_Sync counters.
  *
  * Ranks 0 and 1 play; other ranks, if any, only take part in the barriers. The flag carries the
@@ -173,6 +173,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_init(&argc, &argv, "notify", "8", &o); /* --sizes is not used: always 8 bytes */
+    bench_flavors_allowed(&o, 1u << BENCH_FLAVOR_CREATE); /* MPI_Win_create windows only */
     if (o.size < 2)
         bench_die("needs at least 2 ranks");
     notify x = {.rank = o.rank, .peer = o.rank == 0 ? 1 : 0};

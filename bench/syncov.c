@@ -69,6 +69,7 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_init(&argc, &argv, "syncov", "0", &o); /* --sizes is not used: epochs are empty */
+    bench_flavors_allowed(&o, 1u << BENCH_FLAVOR_CREATE); /* MPI_Win_create windows only */
     const size_t win_bytes = 64;
 
     for (int m = 0; m < o.nmem; m++) {
