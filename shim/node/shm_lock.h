@@ -6,11 +6,12 @@
  *   shared     enters when read == its ticket, and lets the next ticket in (read + 1), so a run
  *              of shared requests holds the lock together;
  *   exclusive  enters when write == its ticket: every earlier holder has released.
- * Releasing adds one to write (shared), or moves read and write past the ticket (exclusive). A
+ * Releasing adds one to write (shared), or one to read and to write (exclusive). A
  * queued exclusive request therefore blocks every later shared one (read stops at its ticket),
  * and nobody starves: seed 000's fairness rules. Each of read and write has one writer at a time
- * (the request whose turn it is, or the exclusive holder), so plain release stores suffice for
- * them; only `next` and a shared release are contended.
+ * (the request whose turn it is, or the exclusive holder) except write, which an exclusive
+ * holder's release and the next shared holder's release may move at once: every release adds,
+ * none stores.
  *
  * Tickets are 64-bit counters: they never wrap in practice. The target process itself draws
  * tickets for origins that reach it by packets (sync_lock.c), so all lockers share one queue.
@@ -45,9 +46,15 @@ static inline int fr_lockword_enter(fr_lockword *l, AO_t t, int exclusive)
 
 static inline void fr_lockword_release(fr_lockword *l, AO_t t, int exclusive)
 {
-    if (exclusive) { /* release: my accesses come before the next holder's */
-        AO_store_release(&l->read, t + 1);
-        AO_store_release(&l->write, t + 1);
+    (void)t;
+    if (exclusive) {
+        /* read and write both equal my ticket while I hold the lock; each moves one on, by an
+         * atomic add rather than a store: once read has moved, the next (shared) ticket may
+         * enter and even release (adding one to write) before my own add to write lands, and
+         * a store of t + 1 there would erase its release (release: my accesses come before the
+         * next holder's). */
+        AO_fetch_and_add1_release(&l->read);
+        AO_fetch_and_add1_release(&l->write);
     } else {
         AO_fetch_and_add1_release(&l->write); /* release: my accesses before a later writer's */
     }

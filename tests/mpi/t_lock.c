@@ -2,7 +2,8 @@
  * puts, gets and accumulates; epochs with one small operation (the cases an implementation may
  * shortcut) and with many; a lock on oneself around local loads and stores; counters that every
  * rank increments many times under exclusive and under shared locks, which must come out exact;
- * MPI_MODE_NOCHECK; a 256 KiB transfer. */
+ * MPI_MODE_NOCHECK; a 256 KiB transfer; a token passed back and forth thousands of times by
+ * flags under locks. */
 #include "common.h"
 
 #define K 16
@@ -260,10 +261,50 @@ static void large(void)
     free(got);
 }
 
+/* A token passed back and forth between ranks 0 and 1 by flags, thousands of times: a rank
+ * waits for the token by polling its own window under shared locks of itself, then passes it
+ * on with an exclusive lock, a put and an unlock of the other. The target's own shared locks
+ * and the origin's exclusive ones meet in one lock word at a high rate: an exclusive release
+ * that lost a shared holder's concurrent release (found by bench/notify's lock-flag) hangs
+ * here. Two ranks only: with more processes than cores, a ring's pollers crowd out the holder. */
+#define TOKEN_ROUNDS 20000
+static void token_pair(void)
+{
+    const int other = !rank;
+    MPI_Aint *flag, seen = 0;
+    MPI_Alloc_mem(sizeof *flag, MPI_INFO_NULL, &flag);
+    *flag = 0;
+    MPI_Win win;
+    MPI_Win_create(flag, sizeof *flag, sizeof *flag, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (MPI_Aint round = 1; rank < 2 && round <= TOKEN_ROUNDS; round++) {
+        /* Rank 0 holds the token at the start of a round; rank 1 waits for it. */
+        MPI_Aint want = rank == 0 ? round - 1 : round;
+        while (seen < want) {
+            MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+            seen = *flag;
+            MPI_Win_unlock(rank, win);
+        }
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, other, 0, win);
+        MPI_Put(&round, 1, MPI_AINT, other, 0, 1, MPI_AINT, win);
+        MPI_Win_unlock(other, win);
+    }
+    while (rank == 0 && seen < TOKEN_ROUNDS) { /* the last round's token coming back */
+        MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+        seen = *flag;
+        MPI_Win_unlock(rank, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    is_int((int)*flag, rank < 2 ? TOKEN_ROUNDS : 0, "a token passed %d times each way by lock, "
+           "put and unlock, awaited under shared locks of oneself", TOKEN_ROUNDS);
+    MPI_Win_free(&win);
+    MPI_Free_mem(flag);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(1 + 1 + 2 + 3 + 2 + 3 + 1 + 1);
+    tap_plan(1 + 1 + 2 + 3 + 2 + 3 + 1 + 1 + 1);
     iwin_create(&w, (size_t)2 * nprocs * K + 2 + K + 1);
     MPI_Barrier(MPI_COMM_WORLD); /* everyone's window is zeroed before anyone locks it */
 
@@ -275,6 +316,7 @@ int main(int argc, char **argv)
     self_lock();
     nocheck();
     large();
+    token_pair();
 
     iwin_free(&w);
     return test_done();
