@@ -9,7 +9,9 @@
  *   origin: copy into the target's window, then publish the closing packet in the ring (release,
  *           shm_ring.c) or store completed[me] with release -> the target that has run the
  *           packet, or loaded completed[me] with acquire, sees the data.
- * A cross-memory-attach copy is a system call, which orders the same way. */
+ * A cross-memory-attach copy is a system call, which orders the same way.
+ * Dynamic windows: the owner stores region_gen[slot] at attach and clears it at detach with
+ * full barriers; an origin loads it with acquire just before each copy into the region. */
 #include "direct.h"
 #include "counter_bump.h"
 #include "dtype/acc.h"
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #define STATE_MAGIC 0x66726469726563UL /* "frdirec" */
+#define REGION_SLOTS 128 /* dynamic windows: attached regions node peers may copy into at once */
 
 /* The page each member shares with its node peers. */
 typedef struct dstate {
@@ -38,7 +41,10 @@ typedef struct dstate {
     AO_t pad[5];            /* the lock on a cache line of its own */
     fr_lockword lock;       /* the passive-target lock on its window (shm_lock.h) */
     fr_lockword acc_stripes[FR_ACC_STRIPES]; /* accumulate locks, by stripe of its window
-                               (acc.h, acc_shared.c) */
+                               (acc.h, acc_shared.c); a dynamic window's stripes are counted
+                               from address 0 of its owner (dyn_at) */
+    AO_t region_gen[REGION_SLOTS]; /* dynamic windows: slot s holds the gen of the attached
+                               region published there (fr_region.gen), 0 when free */
     AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative;
                                then, from posted + size, completed: by origin window rank, its
                                access epochs to this member that it closed without a COMPLETE
@@ -50,7 +56,15 @@ static volatile AO_t *completed_of(dstate *s, int size, int origin)
     return &s->posted[size + origin];
 }
 
-typedef enum dmode { D_NONE = 0, D_MAP, D_CMA } dmode;
+/* D_DYN: a dynamic window's peer, its state page mapped; its attached regions that lie in its
+ * segments are mapped as this process learns them (fr_direct_regions_learned). */
+typedef enum dmode { D_NONE = 0, D_MAP, D_CMA, D_DYN } dmode;
+
+/* D_DYN: where a learned region of the peer is mapped here. */
+typedef struct dregion {
+    char *at;               /* its first byte here, NULL: not mapped (it travels) */
+    uint64_t serial;        /* the segment mapped for it */
+} dregion;
 
 typedef struct dpeer {
     dmode mode;
@@ -62,6 +76,8 @@ typedef struct dpeer {
     uint64_t state_serial;  /* mapped state page */
     dstate *state;
     uint64_t starts;        /* my access epochs that included it (MPI_Win_start) */
+    dregion *regions;       /* D_DYN: by index of its table as I know it (fr_peer.known) */
+    int nregions;
 } dpeer;
 
 typedef struct fr_direct {
@@ -97,6 +113,10 @@ static void map_peer(fr_win *w, dpeer *d, const direct_info *in)
         AO_load_acquire(&state->magic) != STATE_MAGIC || AO_load(&state->size) != (AO_t)w->size)
         return;
     d->state = state;
+    if (w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        d->mode = D_DYN; /* no window memory: regions are mapped once learned */
+        return;
+    }
     if (in->win.serial != 0 && fr_seg_map_remote(d->proc, &in->win, &base) == MPI_SUCCESS) {
         d->win_serial = in->win.serial;
         d->win = (char *)base + in->win.offset;
@@ -133,9 +153,14 @@ int fr_direct_setup(fr_win *w)
     FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                                     MPI_BYTE, w->comm));
     for (int r = 0; r < w->size; r++)
-        if (dx->mine && r != w->rank && w->peers[r].tp == &fr_tp_shm && all[r].size > 0)
+        if (dx->mine && r != w->rank && w->peers[r].tp == &fr_tp_shm &&
+            (all[r].size > 0 || w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC))
             map_peer(w, &dx->peers[r], &all[r]);
     free(all);
+    /* A dynamic window rebuilt for new members keeps its regions: publish them in the new page
+     * (new slots and attach numbers; what origins knew of the old page is learned again). */
+    for (int i = 0; i < w->attached.n; i++)
+        fr_direct_region_attached(w, &w->attached.r[i]);
     /* Named segments: every peer that needed the name has opened it (the allgather above). */
     if (dx->mine)
         fr_seg_unlink_name(dx->mine);
@@ -164,6 +189,10 @@ void fr_direct_destroy(fr_win *w)
         dpeer *d = &dx->peers[r];
         if (!d->proc)
             continue;
+        for (int i = 0; i < d->nregions; i++)
+            if (d->regions[i].at)
+                fr_seg_unmap_remote(d->proc, d->regions[i].serial);
+        free(d->regions);
         if (d->win_serial)
             fr_seg_unmap_remote(d->proc, d->win_serial);
         if (d->state_serial)
@@ -233,13 +262,112 @@ int fr_direct_completed(const fr_win *w, int origin)
     return s && AO_load_acquire(completed_of(s, w->size, origin)) >= AO_load(&s->posted[origin]);
 }
 
+/* ---- dynamic windows: attached memory in node peers' segments ---- */
+
+/* Attach numbers never repeat in a process, so a slot reused by a later attach (of this window
+ * or, after its state page was replaced, of any) never shows an origin the number it learned. */
+static uint64_t attaches;
+
+void fr_direct_region_attached(fr_win *w, fr_region *r)
+{
+    dstate *s = w->direct ? w->direct->mine : NULL;
+    r->gen = 0;
+    if (!s || r->size == 0 ||
+        !fr_seg_lookup((const void *)(uintptr_t)r->base, (size_t)r->size, &r->seg))
+        return; /* ordinary memory, or nobody maps mine: node peers send messages */
+    for (uint32_t i = 0; i < REGION_SLOTS; i++)
+        if (AO_load(&s->region_gen[i]) == 0) {
+            r->slot = i;
+            r->gen = ++attaches;
+            AO_store_full(&s->region_gen[i], (AO_t)r->gen);
+            return;
+        }
+}
+
+void fr_direct_region_detached(fr_win *w, const fr_region *r)
+{
+    dstate *s = w->direct ? w->direct->mine : NULL;
+    /* full barrier: an origin that loads the slot after anything that follows my detach (the
+     * program's own synchronization) sees it empty */
+    if (s && r->gen && r->slot < REGION_SLOTS &&
+        AO_load(&s->region_gen[r->slot]) == (AO_t)r->gen)
+        AO_store_full(&s->region_gen[r->slot], 0);
+}
+
+void fr_direct_regions_learned(fr_win *w, int target)
+{
+    if (!w->direct || target == w->rank || w->direct->peers[target].mode != D_DYN)
+        return;
+    dpeer *d = &w->direct->peers[target];
+    const fr_regions *k = &w->peers[target].known;
+    dregion *now = fr_xcalloc((size_t)k->n + 1, sizeof *now);
+    for (int i = 0; i < k->n; i++) {
+        const fr_region *r = &k->r[i];
+        void *base;
+        /* what the peer described must fit in its segment, which the mapping checks */
+        if (r->gen == 0 || r->slot >= REGION_SLOTS || r->seg.offset > r->seg.size ||
+            r->size > r->seg.size - r->seg.offset ||
+            fr_seg_map_remote(d->proc, &r->seg, &base) != MPI_SUCCESS)
+            continue;
+        now[i] = (dregion){(char *)base + r->seg.offset, r->seg.serial};
+    }
+    /* mapped anew first: segments still in use keep their mapping (counted references) */
+    for (int i = 0; i < d->nregions; i++)
+        if (d->regions[i].at)
+            fr_seg_unmap_remote(d->proc, d->regions[i].serial);
+    free(d->regions);
+    d->regions = now;
+    d->nregions = k->n;
+}
+
+int fr_direct_region_current(fr_win *w, int target, uint64_t lo, uint64_t hi)
+{
+    dpeer *d = peer_of(w, target);
+    if (!d || d->mode != D_DYN)
+        return 1;
+    const fr_regions *k = &w->peers[target].known;
+    int i = fr_regions_find(k, lo, hi);
+    if (i < 0)
+        return 1;
+    const fr_region *r = &k->r[i];
+    return r->gen == 0 || r->slot >= REGION_SLOTS ||
+           AO_load_acquire(&d->state->region_gen[r->slot]) == (AO_t)r->gen;
+}
+
+/* Where op's target memory lies here, on a D_DYN peer: inside one learned region that this
+ * process maps; with `still`, only if the peer still has that very attach of it in its slot
+ * (acquire: its stores before the attach come first). *key: what the stripes count from, the
+ * peer's address 0 as seen here, as the peer itself counts (fr_direct_region_attached). NULL:
+ * op travels, and the target checks it against its table. */
+static char *dyn_at(fr_win *w, int target, const dpeer *d, const fr_op *op, int still,
+                    const char **key)
+{
+    MPI_Aint off, lo, hi;
+    if (fr_win_span(1, op->target_disp, op->target_count, op->target_dt, &off, &lo, &hi) !=
+            MPI_SUCCESS || hi <= lo || lo < 0)
+        return NULL;
+    const fr_regions *k = &w->peers[target].known;
+    int i = fr_regions_find(k, (uint64_t)lo, (uint64_t)hi);
+    if (i < 0 || i >= d->nregions || !d->regions[i].at)
+        return NULL;
+    const fr_region *r = &k->r[i];
+    if (still && AO_load_acquire(&d->state->region_gen[r->slot]) != (AO_t)r->gen)
+        return NULL;
+    uintptr_t zero = (uintptr_t)d->regions[i].at - (uintptr_t)r->base; /* address 0 here */
+    if (key)
+        *key = (const char *)zero;
+    return (char *)(zero + (uintptr_t)op->target_disp);
+}
+
 /* Does the operation suit this peer's way of access at all? */
-static int suits(const dpeer *d, const fr_op *op)
+static int suits(fr_win *w, int target, const dpeer *d, const fr_op *op)
 {
     if (op->bytes == 0)
         return 0;
     if (d->mode == D_MAP)
         return 1;
+    if (d->mode == D_DYN)
+        return dyn_at(w, target, d, op, 0, NULL) != NULL;
     if (fr_op_is_acc(op))
         return 0; /* a read-modify-write needs the memory mapped */
     /* A system call only pays beyond the eager limit; remote iovecs only for contiguous ones. */
@@ -281,7 +409,8 @@ static dstate *state_of(fr_win *w, int rank)
 }
 
 /* Where nobody maps owner's window, only its owner combines into it (share NULL); else the
- * stripes of its state page. */
+ * stripes of its state page. owner: this process, or a peer whose window is mapped whole
+ * (D_MAP); a dynamic window's peer has no base of its own here: copy_map counts its stripes. */
 static int share_of(fr_win *w, int owner, fr_acc_share *share)
 {
     dstate *s = state_of(w, owner);
@@ -320,15 +449,22 @@ int fr_direct_cas(fr_win *w, int owner, void *addr, const fr_dtype *e, const voi
     return rc;
 }
 
-int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op)
+/* An accumulate of any kind at `at`, combined as share says (NULL: only this process combines
+ * there). */
+static int acc_op(fr_win *w, fr_acc_share *share, char *at, const fr_op *op)
 {
     size_t bytes = (size_t)op->bytes;
-    if (op->kind == FR_OP_CAS)
-        return fr_direct_cas(w, owner, at, op->target_dt, op->origin_addr, op->compare_addr,
-                             op->result_addr); /* one predefined element: no packing */
+    int rc = MPI_SUCCESS;
+    if (op->kind == FR_OP_CAS) { /* one predefined element: no packing */
+        rc = fr_acc_cas(share, at, op->target_dt, op->origin_addr, op->compare_addr,
+                        op->result_addr);
+        if (share)
+            count_shared(w, share);
+        return rc;
+    }
     const void *packed = op->origin_addr;
     void *tmp = NULL, *fetched = NULL;
-    int rc = MPI_SUCCESS, no_op = op->op_index == fr_op_index(MPI_NO_OP);
+    int no_op = op->op_index == fr_op_index(MPI_NO_OP);
     if (no_op)
         packed = NULL;
     else if (!op->origin_dt->contiguous)
@@ -337,9 +473,12 @@ int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op)
         rc = fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes);
     if (op->kind == FR_OP_GACC)
         fetched = op->result_dt->contiguous ? op->result_addr : fr_xmalloc(bytes);
-    if (rc == MPI_SUCCESS)
-        rc = fr_direct_acc_apply(w, owner, at, op->target_count, op->target_dt, packed, bytes,
-                                 fr_op_handle(op->op_index), fetched);
+    if (rc == MPI_SUCCESS) {
+        rc = fr_acc_apply(share, at, op->target_count, op->target_dt, packed, bytes,
+                          fr_op_handle(op->op_index), fetched);
+        if (share)
+            count_shared(w, share);
+    }
     if (rc == MPI_SUCCESS && fetched && fetched != op->result_addr)
         rc = fr_unpack(fetched, bytes, op->result_addr, op->result_count, op->result_dt);
     if (fetched != op->result_addr)
@@ -348,13 +487,21 @@ int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op)
     return rc;
 }
 
+int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op)
+{
+    fr_acc_share share;
+    return acc_op(w, share_of(w, owner, &share) ? &share : NULL, at, op);
+}
+
 /* ---- copies ---- */
 
-static int copy_map(fr_win *w, const dpeer *d, int target, const fr_op *op)
+/* op at `at`, memory of a peer whose state page is s; key: what its stripes count from. */
+static int copy_map(fr_win *w, dstate *s, const char *key, char *at, const fr_op *op)
 {
-    char *at = d->win + op->target_disp * (MPI_Aint)w->peers[target].disp_unit;
-    if (fr_op_is_acc(op))
-        return fr_direct_acc_op(w, target, at, op);
+    if (fr_op_is_acc(op)) {
+        fr_acc_share share = {.base = key, .stripes = s->acc_stripes};
+        return acc_op(w, &share, at, op);
+    }
     if (op->kind == FR_OP_PUT)
         return fr_copy_typed(op->origin_addr, op->origin_count, op->origin_dt, at,
                              op->target_count, op->target_dt, (size_t)op->bytes);
@@ -397,9 +544,21 @@ static int in_order(const fr_win *w, int target, const fr_op *op)
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
 {
     dpeer *d = peer_of(w, target);
-    if (!d || !suits(d, op) || !permitted(w, target, d, op) || !in_order(w, target, op))
+    if (!d || !suits(w, target, d, op) || !permitted(w, target, d, op) ||
+        !in_order(w, target, op))
         return 0;
-    *rc = d->mode == D_MAP ? copy_map(w, d, target, op) : copy_cma(w, d, target, op);
+    if (d->mode == D_DYN) {
+        const char *key;
+        char *at = dyn_at(w, target, d, op, 1, &key); /* last: is it still attached? */
+        if (!at)
+            return 0;
+        *rc = copy_map(w, d->state, key, at, op);
+    } else if (d->mode == D_MAP) {
+        *rc = copy_map(w, d->state, d->win,
+                       d->win + op->target_disp * (MPI_Aint)w->peers[target].disp_unit, op);
+    } else {
+        *rc = copy_cma(w, d, target, op);
+    }
     w->st.direct++;
     if (op->req) /* complete at both ends: no ordinal to wait for */
         op->req->cls->op_issued(op->req, 0, 1);
@@ -432,7 +591,7 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
          * of a fence exchange can stay out of step, each one's ops travelling in turn). */
         int waitable = (op->epoch == FR_EPOCH_PSCW && !fr_op_is_eager(op)) ||
                        (op->epoch == FR_EPOCH_FENCE && fr_fence_is_direct(w));
-        if (waitable && suits(d, op)) {
+        if (waitable && suits(w, target, d, op)) {
             await_arg a = {w, target, d, op};
             fr_wait_until(permission_arrived, &a);
             return; /* one permission covers the whole queue: it is one epoch */

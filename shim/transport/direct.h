@@ -8,6 +8,10 @@
  *    call per operation, so only for payloads above the eager limit, and only where the target
  *    layout is contiguous (the origin side may be anything: it is packed first).
  * A peer that neither reaches keeps the batch path (data inside the batch or in a message).
+ * A dynamic window has no memory at creation: only the peer's state page is mapped, and each
+ * attached region that lies in one of its segments is mapped once learned and copied into like
+ * a mapped window, while the region's slot in that page still shows its attach (the detach
+ * empties it); other regions keep the batch path.
  * Accumulates are applied by the origin too, into mapped windows only, element by element
  * (fr_direct_acc_apply).
  *
@@ -45,6 +49,22 @@ void fr_direct_destroy(fr_win *w);
  * r's window is at addr[r] here (NULL: unknown). Every node peer whose state page is mapped is
  * then reached by plain copies there, whatever fr_direct_setup found. */
 void fr_direct_adopt_mapped(fr_win *w, char *const *addr);
+
+/* Dynamic windows (MPI_Win_attach): if r lies in one of this process's shared segments and a
+ * slot of its state page is free, describe the segment in r and publish r's attach number
+ * (r->gen, never reused) in that slot, where node peers check it before each direct copy;
+ * otherwise r->gen = 0 (node peers' operations on r travel). */
+void fr_direct_region_attached(fr_win *w, fr_region *r);
+/* MPI_Win_detach of r (or an attach that failed): empty its slot, so that a node peer that
+ * learned r sends its later operations on r to this process, which refuses them. */
+void fr_direct_region_detached(fr_win *w, const fr_region *r);
+/* Is what this origin knows of the target's region around [lo, hi) still true? 0 only when
+ * the region lies in the target's segment and its slot shows that attach is gone (detached,
+ * perhaps attached again): the origin learns the target's regions again before judging. */
+int fr_direct_region_current(fr_win *w, int target, uint64_t lo, uint64_t hi);
+/* The origin has just learned target's regions (fr_peer.known): map those that lie in the
+ * target's segments, and drop the mappings of regions no longer there. */
+void fr_direct_regions_learned(fr_win *w, int target);
 
 /* Announce to node peers: this process has completed fence number w->fence_count (everything
  * issued before it is in its window; it is now in the epoch that fence opened). */

@@ -7,7 +7,9 @@
  * order) pays one round trip per target and region change, and an access outside every region
  * is MPI_ERR_RMA_RANGE at the origin call. A region detached after the origin learned it is
  * caught by the target's own check (am_recv.c), which refuses the operation without touching
- * memory. */
+ * memory; where the origin reaches the region directly, its slot in the target's state page
+ * tells the origin of the detach at the call, and it learns again (direct.c). */
+#include "direct.h"
 #include "progress/progress.h"
 #include "transport.h"
 
@@ -42,6 +44,7 @@ static void learn(fr_win *w, int target)
     FR_CHECK_MPI(PMPI_Mrecv(r, bytes, MPI_BYTE, &a.msg, MPI_STATUS_IGNORE));
     fr_regions_set(&w->peers[target].known, r, bytes / (int)sizeof *r);
     free(r);
+    fr_direct_regions_learned(w, target); /* node peer: map what lies in its segments */
 }
 
 int fr_regions_judge(fr_win *w, int target, MPI_Aint disp, int count, const fr_dtype *dt,
@@ -53,7 +56,8 @@ int fr_regions_judge(fr_win *w, int target, MPI_Aint disp, int count, const fr_d
     int rc = fr_win_span(1, disp, count, dt, offset, &lo, &hi);
     if (rc != MPI_SUCCESS || hi == lo)
         return rc;
-    if (lo < 0 || !fr_regions_cover(&w->peers[target].known, (uint64_t)lo, (uint64_t)hi))
+    if (lo < 0 || !fr_regions_cover(&w->peers[target].known, (uint64_t)lo, (uint64_t)hi) ||
+        !fr_direct_region_current(w, target, (uint64_t)lo, (uint64_t)hi))
         learn(w, target);
     return fr_win_attached_range(&w->peers[target].known, disp, count, dt, target, offset);
 }

@@ -1,7 +1,8 @@
 /* regions.c - the memory attached to a dynamic window (MPI_Win_attach), as a table of
  * non-overlapping [base, base + size) regions sorted by base: the target's own table, which
  * every operation is checked against before it touches memory, and each origin's cached copy of
- * a target's table (fr_peer.known). Few regions per process: a sorted array, binary search. */
+ * a target's table (fr_peer.known). Few regions per process: a sorted array, binary search. The
+ * entries' other fields (how node peers reach a region directly) are direct.c's. */
 #include "win.h"
 
 #include <stdlib.h>
@@ -21,10 +22,10 @@ static int after(const fr_regions *t, uint64_t addr)
     return lo;
 }
 
-int fr_regions_add(fr_regions *t, uint64_t base, uint64_t size)
+int fr_regions_add(fr_regions *t, const fr_region *r)
 {
+    uint64_t base = r->base, end = r->base + r->size;
     int i = after(t, base);
-    uint64_t end = base + size;
     if ((i > 0 && t->r[i - 1].base + t->r[i - 1].size > base) ||
         (i < t->n && t->r[i].base < end))
         return fr_errorf(FR_ERR_ATTACH, "[%p, %p) overlaps memory already attached to the window",
@@ -34,28 +35,34 @@ int fr_regions_add(fr_regions *t, uint64_t base, uint64_t size)
         t->r = fr_xrealloc(t->r, (size_t)t->cap * sizeof *t->r);
     }
     memmove(t->r + i + 1, t->r + i, (size_t)(t->n - i) * sizeof *t->r);
-    t->r[i] = (fr_region){base, size};
+    t->r[i] = *r;
     t->n++;
     t->changes++;
     return MPI_SUCCESS;
 }
 
-int fr_regions_remove(fr_regions *t, uint64_t base)
+int fr_regions_remove(fr_regions *t, uint64_t base, fr_region *gone)
 {
     int i = after(t, base) - 1;
     if (i < 0 || t->r[i].base != base)
         return fr_errorf(FR_ERR_ATTACH, "no memory attached to the window starts at %p",
                          (void *)(uintptr_t)base);
+    *gone = t->r[i];
     memmove(t->r + i, t->r + i + 1, (size_t)(t->n - i - 1) * sizeof *t->r);
     t->n--;
     t->changes++;
     return MPI_SUCCESS;
 }
 
-int fr_regions_cover(const fr_regions *t, uint64_t lo, uint64_t hi)
+int fr_regions_find(const fr_regions *t, uint64_t lo, uint64_t hi)
 {
     int i = after(t, lo) - 1;
-    return i >= 0 && hi <= t->r[i].base + t->r[i].size;
+    return i >= 0 && hi <= t->r[i].base + t->r[i].size ? i : -1;
+}
+
+int fr_regions_cover(const fr_regions *t, uint64_t lo, uint64_t hi)
+{
+    return fr_regions_find(t, lo, hi) >= 0;
 }
 
 void fr_regions_set(fr_regions *t, const fr_region *r, int n)

@@ -17,6 +17,7 @@
 #include "core/fr.h"
 #include "dtype/dtype.h"
 #include "core/u64map.h"
+#include "node/shm_seg.h"
 
 struct fr_transport;
 struct fr_chan;
@@ -100,21 +101,29 @@ typedef enum fr_lockstate { FR_LK_IDLE = 0, FR_LK_WAITING, FR_LK_GRANTED } fr_lo
 /* An origin's own hold on a node peer's shared lock word (direct.h). */
 enum { FR_DLOCK_NONE = 0, FR_DLOCK_WAITING, FR_DLOCK_HELD };
 
-/* Memory attached to a dynamic window (regions.c): sorted, non-overlapping. */
+/* Memory attached to a dynamic window (regions.c): sorted, non-overlapping. A region that lies
+ * in one of its owner's shared segments (MPI_Alloc_mem memory, shm_seg.h) also says how node
+ * peers map it and the slot of the owner's state page that tells them it is still attached
+ * (direct.c); the whole entry travels to origins as bytes (REGIONS_READ). */
 typedef struct fr_region {
     uint64_t base, size;
+    uint64_t gen;     /* not 0: slot `slot` of the owner's state page holds gen while attached */
+    uint32_t slot, pad;
+    fr_seg_ref seg;   /* gen != 0: the segment around it */
 } fr_region;
 typedef struct fr_regions {
     fr_region *r;
     int n, cap;
     uint64_t changes; /* attach, detach or refresh count: tests tell a refresh happened */
 } fr_regions;
-/* Add [base, base + size): FR_ERR_ATTACH if it overlaps a region already there. */
-int fr_regions_add(fr_regions *t, uint64_t base, uint64_t size);
-/* Remove the region that starts at base: FR_ERR_ATTACH if none does. */
-int fr_regions_remove(fr_regions *t, uint64_t base);
+/* Add r ([r->base, r->base + r->size)): FR_ERR_ATTACH if it overlaps a region already there. */
+int fr_regions_add(fr_regions *t, const fr_region *r);
+/* Remove the region that starts at base, a copy of it into *gone: FR_ERR_ATTACH if none does. */
+int fr_regions_remove(fr_regions *t, uint64_t base, fr_region *gone);
 /* 1 if [lo, hi) (lo < hi) lies inside one region. */
 int fr_regions_cover(const fr_regions *t, uint64_t lo, uint64_t hi);
+/* Index of the region that holds [lo, hi) (lo < hi), -1 if none does. */
+int fr_regions_find(const fr_regions *t, uint64_t lo, uint64_t hi);
 /* Replace the table's contents by n regions, sorted (a target's table as an origin learned it). */
 void fr_regions_set(fr_regions *t, const fr_region *r, int n);
 void fr_regions_free(fr_regions *t);
