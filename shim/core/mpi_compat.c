@@ -1,5 +1,6 @@
 /* mpi_compat.c - the answers of mpi_compat.h that need the library's identity, asked once. */
 #include "mpi_compat.h"
+#include "next.h"
 
 #include <stdint.h>
 
@@ -37,7 +38,7 @@ int fr_mpi_pack_view(const void *buf, MPI_Datatype type, const void **base, MPI_
     MPI_Aint shift = -first;
     rc = PMPI_Type_create_struct(1, &one, &shift, &type, view);
     if (rc == MPI_SUCCESS && (rc = PMPI_Type_commit(view)) != MPI_SUCCESS)
-        PMPI_Type_free(view);
+        FR_NEXT(Type_free)(view);
     if (rc != MPI_SUCCESS) {
         *view = type;
         return rc;
@@ -48,6 +49,6 @@ int fr_mpi_pack_view(const void *buf, MPI_Datatype type, const void **base, MPI_
 
 void fr_mpi_pack_view_free(MPI_Datatype type, MPI_Datatype *view)
 {
-    if (*view != type)
-        PMPI_Type_free(view);
+    if (*view != type) /* the library's own: flexrma's MPI_Type_free never saw this type */
+        FR_NEXT(Type_free)(view);
 }
