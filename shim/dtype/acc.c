@@ -322,6 +322,25 @@ static int add_run(void *arg, MPI_Aint disp, size_t first, size_t n)
     return rc;
 }
 
+/* One element into memory others combine into too (MPI_Fetch_and_op, a one-element
+ * accumulate): its stripe's group at once, operands in aligned copies on the stack, none of a
+ * batch's pieces and scratch buffers. */
+static int one_shared(acc_run *a, void *target_addr, size_t bytes)
+{
+    union {
+        max_align_t align; /* MPI_Reduce_local may assume the element's alignment */
+        unsigned char b[64];
+    } in, old;
+    if (bytes > sizeof in.b)
+        return fr_errorf(FR_ERR_INTERN, "accumulate: a %zu-byte element", bytes);
+    if (a->packed)
+        memcpy(in.b, a->packed, bytes);
+    int rc = fr_acc_shared_one(a, target_addr, a->packed ? in.b : NULL, a->fetch ? old.b : NULL);
+    if (rc == MPI_SUCCESS && a->fetch)
+        memcpy(a->fetch, old.b, bytes);
+    return rc;
+}
+
 int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const fr_dtype *tinfo,
                  const void *packed, size_t packed_len, MPI_Op op, void *fetched)
 {
@@ -356,10 +375,14 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
     a.atomic = fr_acc_atomic_width(a.e) != 0;
     a.align = elem_align(a.e);
     size_t nelem = packed_len / (size_t)a.e->size;
-    a.chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
-    rc = fr_dtype_each_run(tinfo, target_count, a.e, add_run, &a);
-    if (rc == MPI_SUCCESS)
-        rc = flush(&a);
+    if (share && nelem == 1 && tinfo->contiguous && a.e->contiguous) {
+        rc = one_shared(&a, target_addr, packed_len);
+    } else {
+        a.chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
+        rc = fr_dtype_each_run(tinfo, target_count, a.e, add_run, &a);
+        if (rc == MPI_SUCCESS)
+            rc = flush(&a);
+    }
     fr_acc_pieces_free(&a.pieces);
     fr_acc_pieces_free(&a.group);
     free(a.in);

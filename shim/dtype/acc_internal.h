@@ -60,6 +60,8 @@ size_t fr_acc_atomic_width(const fr_dtype *e);
  * (a->share): stripe by stripe, with hardware atomics or holding the stripe. vout: NULL, or an
  * array of e in batch order that receives each element's value from just before. */
 int fr_acc_shared(acc_run *a, const unsigned char *vin, unsigned char *vout);
+/* The same for the one element at `at` (a->share set), operand vin, its value before to vout. */
+int fr_acc_shared_one(acc_run *a, char *at, const unsigned char *vin, unsigned char *vout);
 /* fr_acc_cas where others combine into the same memory. */
 int fr_acc_shared_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,
                       const void *compare, void *result);

@@ -272,6 +272,13 @@ int fr_acc_shared(acc_run *a, const unsigned char *vin, unsigned char *vout)
     return rc;
 }
 
+int fr_acc_shared_one(acc_run *a, char *at, const unsigned char *vin, unsigned char *vout)
+{
+    size_t stripe = (size_t)(at - a->share->base) / FR_ACC_STRIPE_BYTES;
+    acc_piece p = {at, 1, 0};
+    return run_group(a, stripe, &p, 1, 1, vin, vout);
+}
+
 int fr_acc_shared_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,
                       const void *compare, void *result)
 {
