@@ -4,7 +4,9 @@
 Reads every RUNS/*.csv (rows printed by the benchmark programs, one file per run) and writes, per
 program, OUT/NAME.csv (one row per measurement: the median over the runs of the per-run medians
 and ratios), OUT/NAME.md (tables laid out like the seed papers') and OUT/NAME.png (plots, when
-matplotlib is there), then OUT/summary.md with the targets, which it also prints.
+matplotlib is there), then OUT/summary.md with the targets, which it also prints. Runs over
+MPICH (named so by bench/run) give OUT/NAME.mpich.csv, .md and .png, and columns of their own
+in the summary, judged on their own.
 
 Only the standard library is needed, except for the plots (python3-matplotlib)."""
 
@@ -27,6 +29,17 @@ IMPLS = [("native", "-"), ("flexrma", "default"), ("flexrma", "am")]
 LABEL = {("native", "-"): "native", ("flexrma", "default"): "flexrma",
          ("flexrma", "am"): "flexrma am"}
 STYLE = {("native", "-"): "-", ("flexrma", "default"): "--", ("flexrma", "am"): ":"}
+# The MPIs bench/run runs over, in column order: a run's file name says which (NAME.npN.MPI.);
+# MPICH's result files carry a suffix, Open MPI's keep the names they always had.
+MPIS = ["openmpi", "mpich"]
+MPI_NAME = {"openmpi": "Open MPI", "mpich": "MPICH"}
+MPI_SUFFIX = {"openmpi": "", "mpich": ".mpich"}
+
+
+def run_mpi(path):
+    """The MPI of one run's file, from bench/run's name; Open MPI for names without one."""
+    m = re.search(r"\.np\d+\.(" + "|".join(MPIS) + r")\.", os.path.basename(path))
+    return m.group(1) if m else "openmpi"
 
 
 def size_text(n):
@@ -35,6 +48,12 @@ def size_text(n):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift}{unit}"
     return str(n)
+
+
+def bytes_text(n):
+    """8 -> '8 B', 1024 -> '1 KiB', 1048576 -> '1 MiB' (the summary's notation)."""
+    text = size_text(n)
+    return text[:-1] + " " + text[-1] + "iB" if text[-1] in "KM" else text + " B"
 
 
 def num(x, digits=2):
@@ -50,13 +69,15 @@ def num(x, digits=2):
 # ---------------------------------------------------------------- data
 
 class Results:
-    """Medians over runs, looked up by (program, variant, impl, transport, ranks, bytes)."""
+    """Medians over the runs over one MPI, looked up by (program, variant, impl, transport,
+    ranks, bytes)."""
 
-    def __init__(self, runs_dir):
+    def __init__(self, runs_dir, mpi="openmpi"):
         times, ratios = defaultdict(list), defaultdict(list)
         self.run_ratio = defaultdict(dict)  # key -> {run file: that run's ratio}
         self.run_time = defaultdict(dict)  # key -> {round: that round's time}
-        for path in sorted(glob.glob(os.path.join(runs_dir, "*.csv"))):
+        paths = [p for p in sorted(glob.glob(os.path.join(runs_dir, "*.csv"))) if run_mpi(p) == mpi]
+        for path in paths:
             m = re.search(r"\.r(\d+)\.csv$", path)  # bench/run's NAME.rROUND.csv
             rnd = int(m.group(1)) if m else path
             with open(path, newline="") as f:
@@ -515,12 +536,27 @@ def range_text(r):
     return f"{num(r[0])}–{num(r[1])}" if r else ""
 
 
-def target(what, bound, vals, judge, test, fmt=num, spread=None, cross=None, absent=None):
+def target(what, bound, vals, judge, test, fmt=num, spread=None, cross=None, absent=None,
+           anchor=None):
     """One row of the summary: vals maps each implementation to its value (None: no data),
     judged on judge's by test; spread (the judged value's range over runs) and cross (against
-    the native point-to-point) are optional texts; absent says why there is no value."""
+    the native point-to-point) are optional texts; absent says why there is no value. anchor
+    (program, variant, lo, hi) names the operation whose time the judged implementation and the
+    native one are compared on directly (versus_native_mpi)."""
     return {"what": what, "bound": bound, "vals": vals, "judge": judge, "test": test,
-            "fmt": fmt, "spread": spread or "", "cross": cross or "", "absent": absent}
+            "fmt": fmt, "spread": spread or "", "cross": cross or "", "absent": absent,
+            "anchor": anchor}
+
+
+def versus_native_mpi(res, anchor, impl):
+    """impl's time / the native MPI's time of the same operation at 2 ranks, worst size in
+    [lo, hi] (None where either has no row): below 1, flexrma is faster than the MPI's own
+    one-sided implementation."""
+    program, variant, lo, hi = anchor
+    vals = [res.time[k] / res.time[n] for k in res.keys(program)
+            if k[1] == variant and k[2:4] == impl and k[4] == 2 and lo <= k[5] <= hi
+            for n in [(program, variant) + IMPLS[0] + (2, k[5])] if res.time.get(n)]
+    return max(vals) if vals else None
 
 
 def ghost_targets(res, conf, label):
@@ -533,7 +569,8 @@ def ghost_targets(res, conf, label):
                       {i: worst_ratio(res, v, i, lo, hi, conf) for i in IMPLS}, judge,
                       lambda x, b=bound: x <= b,
                       spread=range_text(worst_ratio_spread(res, v, judge, lo, hi, conf)),
-                      cross=num(versus_native(res, v, judge, lo, hi, conf)))
+                      cross=num(versus_native(res, v, judge, lo, hi, conf)),
+                      anchor=("ghost", f"{v}/{conf}", lo, hi))
     ranges = [("8 B–1 KiB", 8, 1024, 1.0), ("16 KiB–256 KiB", 16384, 262144, 0.8),
               ("1 MiB", 1 << 20, 1 << 20, 0.6)]
     for text, lo, hi, bound in ranges:
@@ -553,7 +590,8 @@ def pct(x):
 def bandwidth_targets(res, suffix, label):
     return [target(f"{v} bandwidth / memcpy bandwidth, 1 MiB{label}", "≥ 85%",
                    {i: put_share(res, v + suffix, i, 1 << 20, memcpy="memcpy" + suffix)
-                    for i in IMPLS}, IMPLS[1], lambda x: x >= 0.85, pct)
+                    for i in IMPLS}, IMPLS[1], lambda x: x >= 0.85, pct,
+                   anchor=("bandwidth", v + suffix, 1 << 20, 1 << 20))
             for v in ("put-lock", "put-fence")]
 
 
@@ -574,7 +612,7 @@ def mpi3_versus_native(res, v, flavor):
                  if res.t("mpi3", name, i, 2, 8) is not None else "–") for i in IMPLS}
     row = target(f"mpi3 {v} 8 B, {flavor} windows: time / native time", "≤ 1.0", vals, IMPLS[1],
                  lambda x: x <= 1.0, spread=range_text(round_spread(res, "mpi3", name, IMPLS[1], 8)),
-                 absent=absent)
+                 absent=absent, anchor=("mpi3", name, 8, 8))
     row["cells"] = cells
     return row
 
@@ -584,7 +622,8 @@ def mpi3_targets(res):
     rows.append(target("mpi3 put-flush bandwidth / memcpy bandwidth, 1 MiB, create windows",
                        "≥ 85%", {i: put_share(res, "put-flush/create", i, 1 << 20, "mpi3",
                                               "memcpy/create") for i in IMPLS},
-                       IMPLS[1], lambda x: x >= 0.85, pct))
+                       IMPLS[1], lambda x: x >= 0.85, pct,
+                       anchor=("mpi3", "put-flush/create", 1 << 20, 1 << 20)))
     c2c = pooled_c2c(res, "create")
     rows.append(target("mpi3 fop 8 B / core-to-core round trip (c2c, median of every run's), "
                        "create windows", "≤ 3",
@@ -606,38 +645,99 @@ def targets(res):
             bandwidth_targets(res, "/allocate", ", MPI_Win_allocate window"))
 
 
-def summary(res):
-    head = ["Target (2 ranks, one node, same run)", "bound", "native", "flexrma", "flexrma am",
-            "met?", "judged: runs' range", "judged / native Isend-Irecv"]
+def summary(results):
+    """The targets table over the MPIs of results ([(mpi, Results)], in column order): for
+    each MPI its implementations' values, the verdict, the judged value's range and its value
+    against that MPI's native Isend-Irecv, each judged on that MPI's own runs. Open MPI alone
+    keeps the unprefixed headers it always had. Returns the table and {mpi: (met, judged)}."""
+    prefix = {m: "" if [r[0] for r in results] == ["openmpi"] else MPI_NAME[m] + " "
+              for m, _ in results}
+    head = ["Target (2 ranks, one node, same run)", "bound"]
+    for m, _ in results:
+        head += [prefix[m] + c for c in [LABEL[i] for i in IMPLS] +
+                 ["met?", "judged: runs' range", "judged / native Isend-Irecv"]]
+    per_mpi = [(m, targets(res)) for m, res in results]
+    counts = {m: [0, 0] for m, _ in results}
     rows = []
-    met = judged = 0
-    for t in targets(res):
-        cells = t.get("cells") or {i: t["fmt"](t["vals"][i]) for i in IMPLS}
-        x = t["vals"][t["judge"]]
-        if x is None:
-            verdict = t["absent"] or "no data"
-        else:
-            judged += 1
-            ok = t["test"](x)
-            met += ok
-            verdict = ("met" if ok else "NOT met") + f" ({LABEL[t['judge']]})"
-        rows.append([t["what"], t["bound"]] + [cells[i] for i in IMPLS] +
-                    [verdict, t["spread"], t["cross"]])
-    return table(head, rows), met, judged
+    for n, first in enumerate(per_mpi[0][1]):
+        row = [first["what"], first["bound"]]
+        for m, ts in per_mpi:
+            t = ts[n]
+            cells = t.get("cells") or {i: t["fmt"](t["vals"][i]) for i in IMPLS}
+            x = t["vals"][t["judge"]]
+            if x is None:
+                verdict = t["absent"] or "no data"
+            else:
+                counts[m][1] += 1
+                ok = t["test"](x)
+                counts[m][0] += ok
+                verdict = ("met" if ok else "NOT met") + f" ({LABEL[t['judge']]})"
+            row += [cells[i] for i in IMPLS] + [verdict, t["spread"], t["cross"]]
+        rows.append(row)
+    return table(head, rows), {m: tuple(c) for m, c in counts.items()}
 
 
-def reference_note(res):
+def met_text(counts):
+    """'M of J judged targets met' (one MPI) or the same for each MPI."""
+    if len(counts) == 1:
+        met, judged = next(iter(counts.values()))
+        return f"{met} of {judged} judged targets met"
+    return "; ".join(f"{MPI_NAME[m]}: {met} of {judged} judged targets met"
+                     for m, (met, judged) in counts.items())
+
+
+def versus_native_table(results):
+    """flexrma's time against its MPI's own one-sided implementation on every judged operation
+    that has a native row (worst size of the target's range), one column per MPI, and the
+    operations where flexrma is faster and where not."""
+    per_mpi = [(m, res, targets(res)) for m, res in results]
+    head = ["Operation (2 ranks), as judged"] + [f"flexrma / native {MPI_NAME[m]}"
+                                                 for m, _, _ in per_mpi]
+    rows, seen = [], set()
+    faster = {m: [] for m, _, _ in per_mpi}
+    slower = {m: [] for m, _, _ in per_mpi}
+    for n, t in enumerate(per_mpi[0][2]):
+        if t["anchor"] is None or (t["anchor"], t["judge"]) in seen:
+            continue
+        seen.add((t["anchor"], t["judge"]))
+        program, variant, lo, hi = t["anchor"]
+        sizes = bytes_text(lo) + ("" if lo == hi else f"–{bytes_text(hi)}")
+        what = f"{program} {variant}, {sizes}" + (
+            "" if t["judge"] == IMPLS[1] else f" ({LABEL[t['judge']]})")
+        cells = []
+        for m, res, ts in per_mpi:
+            x = versus_native_mpi(res, t["anchor"], ts[n]["judge"])
+            cells.append(num(x))
+            if x is not None:
+                (faster if x < 1 else slower)[m].append(what)
+        if any(c != "–" for c in cells):
+            rows.append([what] + cells)
+    lines = []
+    for m, _, _ in per_mpi:
+        lines.append(f"* over {MPI_NAME[m]}, flexrma is faster than the native one-sided "
+                     f"implementation on {len(faster[m])} of {len(faster[m]) + len(slower[m])} "
+                     "operations" + (f"; not on: {'; '.join(slower[m])}" if slower[m] else ""))
+    return table(head, rows), "\n".join(lines) + "\n"
+
+
+def reference_note(results):
     """The Isend-Irecv reference itself, at 8 B: flexrma's passes through its progress hooks,
     and when it is slow, the ratios above flatter flexrma."""
-    cells = [f"{LABEL[i]} {num(res.t('ghost', 'isend/ring', i, 2, 8))} µs" for i in IMPLS]
-    return ("The ratios' reference, ghost Isend/Irecv at 8 B, 2 ranks: " + ", ".join(cells) +
+    def cells(res):
+        return ", ".join(f"{LABEL[i]} {num(res.t('ghost', 'isend/ring', i, 2, 8))} µs"
+                         for i in IMPLS)
+    if [m for m, _ in results] == ["openmpi"]:
+        values = cells(results[0][1])
+    else:
+        values = "; ".join(f"{MPI_NAME[m]}: {cells(res)}" for m, res in results)
+    return ("The ratios' reference, ghost Isend/Irecv at 8 B, 2 ranks: " + values +
             ". Each ratio divides by the reference of its own run; a slow reference (flexrma "
             "waits with sched_yield and, on a loaded machine, its two ranks may end up sharing "
             "a core) makes a ratio look better than it is: the last column divides by the "
             "native reference instead.\n")
 
 
-def machine():
+def machine(mpis):
     def run(cmd):
         try:
             return subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout
@@ -652,7 +752,15 @@ def machine():
     cores = lscpu.get("CPU(s)", "?")
     extra = ", ".join(f"{k} {lscpu[k]}" for k in ("L2 cache", "L3 cache", "Hypervisor vendor")
                       if k in lscpu)
-    mpi = (run(["mpirun", "--version"]).splitlines() or ["?"])[0]
+    versions = []
+    if "openmpi" in mpis:
+        versions.append((run(["mpirun", "--version"]).splitlines() or ["?"])[0])
+    if "mpich" in mpis:  # "MPICH Version: 4.0.2", "MPICH Device: ch4:ucx"
+        info = dict(line.split(":", 1) for line in run(["mpichversion"]).splitlines()
+                    if ":" in line)
+        versions.append(f"MPICH {info.get('MPICH Version', '?').strip()} "
+                        f"({info.get('MPICH Device', '?').strip()})")
+    mpi = "; ".join(versions)
     load = ""
     try:
         load = open("/proc/loadavg").read().split()[0]
@@ -664,10 +772,41 @@ def machine():
             f"Load average (1 min) at the end: {load}"]
 
 
+def mpi_note(mpi):
+    """The line under the title of an MPI's per-program results other than Open MPI's."""
+    return (f"Over {MPI_NAME[mpi]}: native is {MPI_NAME[mpi]}'s own one-sided implementation, "
+            f"flexrma the libflexrma built against {MPI_NAME[mpi]} and preloaded; the programs "
+            f"compiled with its mpicc.\n\n")
+
+
+def write_program(res, mpi, program, out, runs_note):
+    """OUT/NAME(.mpich).csv, .md and .png of one program over one MPI; True if there was data
+    (a result left by an older run is removed otherwise). Returns (written, plotted)."""
+    files = [os.path.join(out, program + MPI_SUFFIX[mpi] + ext) for ext in (".csv", ".md", ".png")]
+    if not res.keys(program):
+        for f in files:  # no fresh data: leave no result of an older run behind
+            if os.path.exists(f):
+                os.remove(f)
+        return False, False
+    res.write_csv(program, files[0])
+    text = MARKDOWN[program](res, runs_note)
+    if mpi != "openmpi":
+        title, rest = text.split("\n\n", 1)
+        text = title + "\n\n" + mpi_note(mpi) + rest
+    with open(files[1], "w") as f:
+        f.write(text)
+    plotted = plot(res, program, files[2])
+    if not plotted and os.path.exists(files[2]):
+        os.remove(files[2])
+    return True, plotted
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", required=True, help="directory of per-run CSV files")
     ap.add_argument("--out", required=True, help="results directory")
+    ap.add_argument("--mpi", default="openmpi", help="the MPIs run over, comma-separated, "
+                    "in column order: openmpi, mpich")
     ap.add_argument("--mode", default="full")
     ap.add_argument("--rounds", default="?")
     ap.add_argument("--failed", default="0")
@@ -675,37 +814,35 @@ def main():
     ap.add_argument("--env", default="none")
     ap.add_argument("--timing", default="")
     args = ap.parse_args()
+    mpis = args.mpi.split(",")
+    if not mpis or any(m not in MPIS for m in mpis):
+        ap.error(f"--mpi: a comma-separated list of {', '.join(MPIS)}")
 
-    res = Results(args.runs)
+    results = [(m, Results(args.runs, m)) for m in mpis]
     os.makedirs(args.out, exist_ok=True)
     runs_note = (f"Medians over {args.rounds} runs of each ({args.mode} run); each run's value "
                  "is the median over its repetitions of the slowest rank's time.")
     written, plots = [], 0
-    for p in PROGRAMS:
-        stale = [os.path.join(args.out, p + ext) for ext in (".csv", ".md", ".png")]
-        if not res.keys(p):
-            for f in stale:  # no fresh data: leave no result of an older run behind
-                if os.path.exists(f):
-                    os.remove(f)
-            continue
-        res.write_csv(p, stale[0])
-        with open(stale[1], "w") as f:
-            f.write(MARKDOWN[p](res, runs_note))
-        if plot(res, p, stale[2]):
-            plots += 1
-        elif os.path.exists(stale[2]):
-            os.remove(stale[2])
-        written.append(p)
+    for m in MPIS:  # an MPI not run this time leaves no files behind either
+        res = dict(results).get(m) or Results(os.devnull, m)
+        for p in PROGRAMS:
+            done, plotted = write_program(res, m, p, args.out, runs_note)
+            if done:
+                written.append(p + MPI_SUFFIX[m])
+            plots += plotted
 
-    tab, met, judged = summary(res)
+    tab, counts = summary(results)
+    only_openmpi = mpis == ["openmpi"]
     date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     files = "".join(f"* {p}.csv, {p}.md" + (f", {p}.png" if os.path.exists(
         os.path.join(args.out, p + ".png")) else "") + "\n" for p in written)
+    over = "" if only_openmpi else " over " + " and over ".join(MPI_NAME[m] for m in mpis)
+    native = "native Open MPI's" if "openmpi" in mpis else "native MPICH's"
     parts = ["# flexrma benchmark summary",
              f"{args.mode} run of bench/run on {date}: {args.rounds} rounds (native, flexrma, "
-             f"flexrma with FLEXRMA_TRANSPORT=am, one after the other), {args.failed} failed "
-             f"runs. flexrma build: {args.build_type}; FLEXRMA_* settings: {args.env.strip()}. "
-             f"Time: {args.timing}.",
+             f"flexrma with FLEXRMA_TRANSPORT=am, one after the other{over}), {args.failed} "
+             f"failed runs. flexrma build: {args.build_type}; FLEXRMA_* settings: "
+             f"{args.env.strip()}. Time: {args.timing}.",
              "Ratios are one-sided time / point-to-point time within the same run (the CSV's "
              "ratio_to_pt2pt), medians over the runs; a size range shows its worst size. "
              "flexrma's default transport carries synchronization through shared-memory packet "
@@ -715,27 +852,47 @@ def main():
              "per neighbour); ghost's lock_notify variant, which adds a zero-byte message with "
              "each neighbour so that the target knows its ghosts are complete, is in ghost.md. "
              "The mpi3 rows (MPI-3 passive target, one operation and a flush per step, rank 0 "
-             "to rank 1, mpi3.md) compare flexrma's time with native Open MPI's from the runs "
+             f"to rank 1, mpi3.md) compare flexrma's time with {native} from the runs "
              "of the same rounds: value = flexrma / native (the cells give µs too), its range "
              "round by round; fop is also counted in core-to-core round trips (c2c, two "
              "processes ping-ponging a cache line in plain shared memory, measured "
              "interleaved in the same run). Windows are MPI_Win_create's over MPI_Alloc_mem "
-             "memory unless the row names MPI_Win_allocate.",
-             tab.rstrip(),
-             f"{met} of {judged} judged targets met.",
-             reference_note(res).rstrip(),
-             "## Machine",
-             "".join(f"* {m}\n" for m in machine()).rstrip(),
-             "Shared and noisy: other jobs run on the same 2 cores, so single numbers move "
-             "between runs; compare ratios from the same run.",
-             "## Files",
-             files.rstrip()]
+             "memory unless the row names MPI_Win_allocate."]
+    if not only_openmpi:
+        parts.append("Each MPI's columns come from its own runs and are judged on their own: "
+                     "native is that MPI's own one-sided implementation, flexrma the libflexrma "
+                     "built against that MPI and preloaded, the ratios are against that MPI's "
+                     "Isend/Irecv and the mpi3 rows against that MPI's native time. "
+                     "Per-program results: " + ", ".join(
+                         f"NAME{MPI_SUFFIX[m]}.csv, .md, .png over {MPI_NAME[m]}" for m in mpis) +
+                     ".")
+    parts += [tab.rstrip(), met_text(counts) + "."]
+    anchor = ""
+    if "mpich" in mpis:
+        anchor_tab, anchor_lines = versus_native_table(results)
+        anchor = ("## flexrma against the native one-sided implementation\n\n"
+                  "flexrma's time / the native MPI's time of the same operation in the same "
+                  "rounds (worst size of the target's range; below 1, flexrma is faster). " +
+                  ("MPICH's own implementation is a second anchor beside Open MPI's."
+                   if "openmpi" in mpis else "MPICH's own implementation is the anchor.") +
+                  "\n\n" +
+                  anchor_tab + "\n" + anchor_lines)
+        parts.append(anchor.rstrip())
+    parts += [reference_note(results).rstrip(),
+              "## Machine",
+              "".join(f"* {m}\n" for m in machine(mpis)).rstrip(),
+              "Shared and noisy: other jobs run on the same 2 cores, so single numbers move "
+              "between runs; compare ratios from the same run.",
+              "## Files",
+              files.rstrip()]
     text = "\n\n".join(parts) + "\n"
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write(text)
-    print(tab + f"\n{met} of {judged} judged targets met "
-          f"(results in {args.out}: {len(written)} programs, {plots} plots).\n\n" +
-          reference_note(res))
+    programs = (f"{len(written)} programs" if len(mpis) == 1 else
+                f"{len(written)} program results")
+    print(tab + f"\n{met_text(counts)} "
+          f"(results in {args.out}: {programs}, {plots} plots).\n\n" +
+          (anchor + "\n" if anchor else "") + reference_note(results))
     return 0
 
 
