@@ -1,5 +1,6 @@
 # install.cmake - what `cmake --install` puts where, and the build tree's flexrma-run.
-# Included at the end of the top-level CMakeLists.txt, after the `flexrma` target exists.
+# Included by the top-level CMakeLists.txt once the `flexrma` target exists, before the tests
+# (tests/install installs the build; FLEXRMA_DEFAULT_MPI is set here).
 #
 # Installed by a build over MPI <mpi> (openmpi or mpich: FLEXRMA_MPI_KIND, cmake/mpi.cmake):
 #   <libdir>/libflexrma-<mpi>.so*                the library (target flexrma)
