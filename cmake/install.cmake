@@ -1,13 +1,24 @@
 # install.cmake - what `cmake --install` puts where, and the build tree's flexrma-run.
-# Included at the end of the top-level CMakeLists.txt, after the `flexrma` target exists.
+# Included by the top-level CMakeLists.txt once the `flexrma` target exists, before the tests
+# (tests/install installs the build; FLEXRMA_DEFAULT_MPI is set here).
 #
-# Installed:
-#   <libdir>/libflexrma.so*                      the library (target flexrma, export flexrmaTargets)
+# Installed by a build over MPI <mpi> (openmpi or mpich: FLEXRMA_MPI_KIND, cmake/mpi.cmake):
+#   <libdir>/libflexrma-<mpi>.so*                the library (target flexrma)
 #   <includedir>/flexrma.h                       the public header (internal headers are not installed)
-#   <libdir>/pkgconfig/flexrma.pc                pkg-config: `pkg-config --cflags --libs flexrma`
-#   <libdir>/cmake/flexrma/flexrma*.cmake        CMake: find_package(flexrma) -> flexrma::flexrma
-#   <bindir>/flexrma-run                         the launcher wrapper, pointing at <libdir>
-# flexrma-run and flexrma.pc are written at install time, so that `cmake --install --prefix P`
+#   <libdir>/pkgconfig/flexrma-<mpi>.pc          pkg-config: `pkg-config --cflags --libs flexrma-<mpi>`
+#   <libdir>/cmake/flexrma/flexrmaTargets-<mpi>*.cmake   flexrma::flexrma over <mpi>
+#   <libdir>/cmake/flexrma/flexrmaConfig*.cmake, flexrmaMpi.cmake, flexrma_mpi_kind.c
+#                                                find_package(flexrma): takes the targets of the
+#                                                consumer's MPI (the same files from every build)
+#   <bindir>/flexrma-run                         the launcher wrapper: preloads the
+#                                                libflexrma-<mpi>.so of the launcher's MPI
+#   <libdir>/pkgconfig/flexrma.pc                the default build's flexrma-<mpi>.pc, unsuffixed
+# So builds over different MPIs install into one prefix side by side, as Debian's MPIs do. The
+# unsuffixed names, flexrma.pc and flexrma-run (whose own library serves a program started
+# without a launcher), belong to the default build: the one over FLEXRMA_DEFAULT_MPI, by default
+# the MPI of the plain `mpicc` at configure time. Another build writes them only where they are
+# missing, so that the default build's stay whatever the order of the installs.
+# flexrma-run and the .pc files are written at install time, so that `cmake --install --prefix P`
 # gets paths under P (DESTDIR is honoured and not written into them).
 #
 # Build tree: ${CMAKE_BINARY_DIR}/flexrma-run preloads the build tree's library (tests, demo).
@@ -37,28 +48,58 @@ if(FLEXRMA_SANITIZE AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
   endif()
 endif()
 
-# ---- pkg-config: how flexrma.pc brings in MPI ----
+# ---- the default build ----
+# Which MPI the plain mpicc is: the same probe as cmake/flexrmaMpi.cmake's, through that wrapper.
+if(NOT DEFINED FLEXRMA_DEFAULT_MPI)
+  set(_flexrma_default "")
+  foreach(_flexrma_kind IN LISTS FLEXRMA_MPI_KINDS)
+    string(TOUPPER "${_flexrma_kind}" _flexrma_upper)
+    execute_process(COMMAND mpicc -E -DFLEXRMA_PROBE_${_flexrma_upper} ${_FLEXRMA_MPI_PROBE}
+                    RESULT_VARIABLE _flexrma_rc OUTPUT_QUIET ERROR_QUIET)
+    if(_flexrma_rc EQUAL 0)
+      set(_flexrma_default ${_flexrma_kind})
+      break()
+    endif()
+  endforeach()
+  set(FLEXRMA_DEFAULT_MPI "${_flexrma_default}" CACHE STRING
+      "The MPI whose flexrma build installs flexrma.pc and flexrma-run over another's (default: the plain mpicc's)")
+endif()
+if(FLEXRMA_DEFAULT_MPI STREQUAL FLEXRMA_MPI_KIND)
+  set(FLEXRMA_INSTALL_DEFAULT TRUE)
+else()
+  set(FLEXRMA_INSTALL_DEFAULT FALSE)
+endif()
+if(FLEXRMA_INSTALL_DEFAULT)
+  message(STATUS "flexrma: the default build (FLEXRMA_DEFAULT_MPI=${FLEXRMA_DEFAULT_MPI}): "
+                 "installs flexrma.pc and flexrma-run")
+else()
+  message(STATUS "flexrma: not the default build (FLEXRMA_DEFAULT_MPI=${FLEXRMA_DEFAULT_MPI}): "
+                 "installs flexrma.pc and flexrma-run only where missing")
+endif()
+
+# ---- pkg-config: how flexrma-<mpi>.pc brings in MPI ----
 # flexrma.h includes mpi.h and libflexrma must come before libmpi on the link line, so MPI is a
-# public requirement: `Requires: ompi-c` (Open MPI) or `mpich` when their .pc file exists.
-# Otherwise the flags FindMPI found are written into Cflags/Libs directly (valid for this MPI only).
+# public requirement: `Requires: ompi-c` (Open MPI) or `mpich` when that MPI's .pc file exists.
+# Otherwise the flags FindMPI found are written into Cflags/Libs directly.
 set(FLEXRMA_PC_REQUIRES "")
 set(FLEXRMA_PC_MPI_CFLAGS "")
 set(FLEXRMA_PC_MPI_LIBS "")
-foreach(_flexrma_pc IN ITEMS ompi-c mpich)
-  pkg_check_modules(_FLEXRMA_PC_MPI QUIET ${_flexrma_pc})
-  if(_FLEXRMA_PC_MPI_FOUND)
-    set(FLEXRMA_PC_REQUIRES "${_flexrma_pc}")
-    break()
-  endif()
-endforeach()
-if(NOT FLEXRMA_PC_REQUIRES)
+if(FLEXRMA_MPI_KIND STREQUAL "openmpi")
+  set(_flexrma_pc ompi-c)
+else()
+  set(_flexrma_pc mpich)
+endif()
+pkg_check_modules(_FLEXRMA_PC_${FLEXRMA_MPI_KIND} QUIET ${_flexrma_pc})
+if(_FLEXRMA_PC_${FLEXRMA_MPI_KIND}_FOUND)
+  set(FLEXRMA_PC_REQUIRES "${_flexrma_pc}")
+else()
   foreach(_flexrma_dir IN LISTS MPI_C_INCLUDE_DIRS)
     string(APPEND FLEXRMA_PC_MPI_CFLAGS " -I${_flexrma_dir}")
   endforeach()
   foreach(_flexrma_l IN LISTS MPI_C_LIBRARIES)
     string(APPEND FLEXRMA_PC_MPI_LIBS " ${_flexrma_l}")
   endforeach()
-  message(STATUS "flexrma: no ompi-c.pc or mpich.pc; flexrma.pc lists the MPI flags itself")
+  message(STATUS "flexrma: no ${_flexrma_pc}.pc; flexrma-${FLEXRMA_MPI_KIND}.pc lists the MPI flags itself")
 endif()
 
 # ---- library, header, CMake package ----
@@ -69,7 +110,9 @@ install(TARGETS flexrma EXPORT flexrmaTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/flexrma.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-install(EXPORT flexrmaTargets NAMESPACE flexrma:: DESTINATION ${FLEXRMA_CMAKE_INSTALL_DIR})
+# One targets file per MPI; flexrmaConfig.cmake includes the one of the consumer's MPI.
+install(EXPORT flexrmaTargets NAMESPACE flexrma:: FILE flexrmaTargets-${FLEXRMA_MPI_KIND}.cmake
+  DESTINATION ${FLEXRMA_CMAKE_INSTALL_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/flexrmaConfig.cmake.in
   ${PROJECT_BINARY_DIR}/flexrmaConfig.cmake
   INSTALL_DESTINATION ${FLEXRMA_CMAKE_INSTALL_DIR}
@@ -78,11 +121,16 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/flexrmaConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/flexrmaConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/flexrmaConfig.cmake ${PROJECT_BINARY_DIR}/flexrmaConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/flexrmaMpi.cmake ${_FLEXRMA_MPI_PROBE}
   DESTINATION ${FLEXRMA_CMAKE_INSTALL_DIR})
 # The build tree is usable as a package too: -Dflexrma_DIR=<build>.
-export(EXPORT flexrmaTargets NAMESPACE flexrma:: FILE ${PROJECT_BINARY_DIR}/flexrmaTargets.cmake)
+export(EXPORT flexrmaTargets NAMESPACE flexrma::
+  FILE ${PROJECT_BINARY_DIR}/flexrmaTargets-${FLEXRMA_MPI_KIND}.cmake)
+foreach(_flexrma_f IN ITEMS ${PROJECT_SOURCE_DIR}/cmake/flexrmaMpi.cmake ${_FLEXRMA_MPI_PROBE})
+  configure_file(${_flexrma_f} ${PROJECT_BINARY_DIR} COPYONLY)
+endforeach()
 
-# ---- flexrma-run and flexrma.pc, configured at install time ----
+# ---- flexrma-run and the .pc files, configured at install time ----
 # The code below runs inside `cmake --install`: ${CMAKE_INSTALL_PREFIX} is the prefix of that
 # install, @VARS@ are filled in now, and the generator expression when the install script is made.
 set(_flexrma_install_code [=[
@@ -94,12 +142,19 @@ set(_flexrma_install_code [=[
     endif()
     set(_FLEXRMA_FULL_${_kind}DIR "${_dir}")
   endforeach()
+  set(FLEXRMA_MPI_KIND "@FLEXRMA_MPI_KIND@")
+  # The unsuffixed files: the default build's, else whoever's came first (see the top).
+  set(_default @FLEXRMA_INSTALL_DEFAULT@)
   # flexrma-run
   set(FLEXRMA_LIB "${_FLEXRMA_FULL_LIBDIR}/$<TARGET_SONAME_FILE_NAME:flexrma>")
   set(FLEXRMA_PRELOAD_FIRST "@FLEXRMA_PRELOAD_FIRST@")
-  configure_file("@PROJECT_SOURCE_DIR@/scripts/flexrma-run" "@_flexrma_stage@/flexrma-run" @ONLY)
-  file(INSTALL DESTINATION "${_FLEXRMA_FULL_BINDIR}" TYPE PROGRAM FILES "@_flexrma_stage@/flexrma-run")
-  # flexrma.pc: ${prefix}-relative when the directories are under the prefix
+  if(_default OR NOT EXISTS "$ENV{DESTDIR}${_FLEXRMA_FULL_BINDIR}/flexrma-run")
+    configure_file("@PROJECT_SOURCE_DIR@/scripts/flexrma-run" "@_flexrma_stage@/flexrma-run" @ONLY)
+    file(INSTALL DESTINATION "${_FLEXRMA_FULL_BINDIR}" TYPE PROGRAM FILES "@_flexrma_stage@/flexrma-run")
+  else()
+    message(STATUS "Kept: $ENV{DESTDIR}${_FLEXRMA_FULL_BINDIR}/flexrma-run (an earlier install's; FLEXRMA_DEFAULT_MPI=@FLEXRMA_DEFAULT_MPI@)")
+  endif()
+  # flexrma-<mpi>.pc and flexrma.pc: ${prefix}-relative when the directories are under the prefix
   set(FLEXRMA_PC_PREFIX "${_prefix}")
   set(FLEXRMA_PC_LIBDIR "${_FLEXRMA_FULL_LIBDIR}")
   set(FLEXRMA_PC_INCLUDEDIR "${_FLEXRMA_FULL_INCLUDEDIR}")
@@ -115,8 +170,17 @@ set(_flexrma_install_code [=[
   set(FLEXRMA_PC_REQUIRES "@FLEXRMA_PC_REQUIRES@")
   set(FLEXRMA_PC_MPI_CFLAGS "@FLEXRMA_PC_MPI_CFLAGS@")
   set(FLEXRMA_PC_MPI_LIBS "@FLEXRMA_PC_MPI_LIBS@")
-  configure_file("@PROJECT_SOURCE_DIR@/cmake/flexrma.pc.in" "@_flexrma_stage@/flexrma.pc" @ONLY)
-  file(INSTALL DESTINATION "${_FLEXRMA_FULL_LIBDIR}/pkgconfig" TYPE FILE FILES "@_flexrma_stage@/flexrma.pc")
+  set(_pcdir "${_FLEXRMA_FULL_LIBDIR}/pkgconfig")
+  set(FLEXRMA_PC_NAME "flexrma-${FLEXRMA_MPI_KIND}")
+  configure_file("@PROJECT_SOURCE_DIR@/cmake/flexrma.pc.in" "@_flexrma_stage@/${FLEXRMA_PC_NAME}.pc" @ONLY)
+  file(INSTALL DESTINATION "${_pcdir}" TYPE FILE FILES "@_flexrma_stage@/${FLEXRMA_PC_NAME}.pc")
+  if(_default OR NOT EXISTS "$ENV{DESTDIR}${_pcdir}/flexrma.pc")
+    set(FLEXRMA_PC_NAME "flexrma")
+    configure_file("@PROJECT_SOURCE_DIR@/cmake/flexrma.pc.in" "@_flexrma_stage@/flexrma.pc" @ONLY)
+    file(INSTALL DESTINATION "${_pcdir}" TYPE FILE FILES "@_flexrma_stage@/flexrma.pc")
+  else()
+    message(STATUS "Kept: $ENV{DESTDIR}${_pcdir}/flexrma.pc (an earlier install's; FLEXRMA_DEFAULT_MPI=@FLEXRMA_DEFAULT_MPI@)")
+  endif()
 ]=])
 set(_flexrma_stage "${PROJECT_BINARY_DIR}/install-stage")
 string(CONFIGURE "${_flexrma_install_code}" _flexrma_install_code @ONLY)

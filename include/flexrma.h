@@ -1,7 +1,7 @@
 /* flexrma.h - public interface of flexrma, a PMPI shim that implements MPI one-sided
  * communication and the proposed MPI-3 synchronization extensions over an existing MPI.
  *
- * Programs written against plain MPI-2 need nothing from this header: preload libflexrma.so or
+ * Programs written against plain MPI-2 need nothing from this header: preload libflexrma or
  * link it before libmpi. Include it to use the extensions:
  *  - synchronization counters (NEC's proposal for MPI-3): MPI_Sync, MPI_Handle_sync,
  *    MPI_Win_Sync_alloc_objects/free_objects, MPI_Win_sync_ops_init, MPI_Win_sync_object_init;

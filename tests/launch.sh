@@ -7,7 +7,8 @@
 # cores allowed and no binding (as every ctest test runs). The flags differ by launcher:
 #   Open MPI's mpirun:  -np NP --oversubscribe --bind-to none -x NAME=VALUE
 #   MPICH's Hydra:      -n NP -bind-to none -genv NAME VALUE   (it oversubscribes anyway)
-# launcher_kind prints which one $mpiexec is: openmpi or hydra.
+# launcher_kind prints which one $mpiexec is: openmpi or hydra. With $launch_via set (a command,
+# such as flexrma-run), the launcher runs under it: "$launch_via" "$mpiexec" ...
 # shellcheck shell=sh
 
 launcher_kind() {
@@ -44,8 +45,8 @@ launch() {
         _nprog=$((_nprog - 1))
     done
     if [ "$LAUNCHER" = hydra ]; then
-        "$mpiexec" -n "$_np" -bind-to none "$@"
+        ${launch_via:+"$launch_via"} "$mpiexec" -n "$_np" -bind-to none "$@"
     else
-        "$mpiexec" -np "$_np" --oversubscribe --bind-to none "$@"
+        ${launch_via:+"$launch_via"} "$mpiexec" -np "$_np" --oversubscribe --bind-to none "$@"
     fi
 }

@@ -1,5 +1,5 @@
 /* prog_dynamic.c - a plain MPI-3 program on a dynamic window for the interposition test: built
- * against MPI alone (no flexrma), run natively and with libflexrma.so preloaded
+ * against MPI alone (no flexrma), run natively and with libflexrma preloaded
  * (run-preload.sh).
  *
  * Each rank attaches heap memory to an MPI_Win_create_dynamic window and tells the others its

@@ -1,5 +1,5 @@
 /* prog_mpi2.c - a plain MPI-2 one-sided program for the interposition test: built against MPI
- * alone (no flexrma), run natively and with libflexrma.so preloaded (run-preload.sh).
+ * alone (no flexrma), run natively and with libflexrma preloaded (run-preload.sh).
  *
  * It uses fence, post/start/complete/wait, lock/unlock, a derived datatype, put, get and
  * accumulate, then prints one checksum per rank of its window and of the data it got, in rank

@@ -1,5 +1,5 @@
 /* prog_mpi3.c - a plain MPI-3 one-sided program for the interposition test: built against MPI
- * alone (no flexrma), run natively and with libflexrma.so preloaded (run-preload.sh).
+ * alone (no flexrma), run natively and with libflexrma preloaded (run-preload.sh).
  *
  * Its window comes from MPI_Win_allocate, as in the one-sided runtimes people use today. It uses
  * fence with accumulates, then lock_all epochs with put + flush, MPI_Fetch_and_op,

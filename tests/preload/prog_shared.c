@@ -1,5 +1,5 @@
 /* prog_shared.c - a plain MPI-3 shared-memory program for the interposition test: built against
- * MPI alone (no flexrma), run natively and with libflexrma.so preloaded (run-preload.sh).
+ * MPI alone (no flexrma), run natively and with libflexrma preloaded (run-preload.sh).
  *
  * Its window comes from MPI_Win_allocate_shared over the node (every rank: one machine). Each
  * rank stores into its own part and loads its neighbours' through MPI_Win_shared_query, in a

@@ -1,0 +1,56 @@
+# mpi.cmake - the MPI library flexrma is built over (included by CMakeLists.txt).
+#
+#   -DFLEXRMA_MPI=openmpi|mpich   that MPI; MPI_C_COMPILER and MPIEXEC_EXECUTABLE, unless given,
+#                                 become its mpicc.<mpi> and mpiexec.<mpi>
+#   -DMPI_C_COMPILER=<wrapper>    (FLEXRMA_MPI empty) the MPI of that compiler wrapper
+#   neither                       the MPI of the plain mpicc
+#
+# Which MPI it is comes from its mpi.h (flexrmaMpi.cmake), never from a name: it is recorded as
+# FLEXRMA_MPI_KIND, which names the library and the installed files (cmake/install.cmake).
+
+include(${CMAKE_CURRENT_LIST_DIR}/flexrmaMpi.cmake)
+
+set(FLEXRMA_MPI "" CACHE STRING
+    "MPI to build over: openmpi or mpich (empty: MPI_C_COMPILER's, else the plain mpicc's)")
+set_property(CACHE FLEXRMA_MPI PROPERTY STRINGS "" ${FLEXRMA_MPI_KINDS})
+
+set(_flexrma_mpiexec_given FALSE)
+if(MPIEXEC_EXECUTABLE)
+  set(_flexrma_mpiexec_given TRUE)
+endif()
+if(FLEXRMA_MPI)
+  flexrma_mpi_defaults(${FLEXRMA_MPI})
+endif()
+
+find_package(MPI REQUIRED COMPONENTS C)
+
+flexrma_mpi_kind(_flexrma_kind)
+if(NOT _flexrma_kind)
+  message(FATAL_ERROR "flexrma: the mpi.h of ${MPI_C_COMPILER} is neither Open MPI's nor MPICH's; "
+                      "flexrma is built over those two (core/mpi_compat.h)")
+endif()
+if(FLEXRMA_MPI AND NOT FLEXRMA_MPI STREQUAL _flexrma_kind)
+  message(FATAL_ERROR "flexrma: FLEXRMA_MPI=${FLEXRMA_MPI}, but MPI_C_COMPILER (${MPI_C_COMPILER}) "
+                      "is ${_flexrma_kind}'s: give that MPI's wrapper, or use a fresh build directory")
+endif()
+set(FLEXRMA_MPI_KIND ${_flexrma_kind} CACHE INTERNAL "the MPI flexrma is built over, from its mpi.h")
+
+# Only a compiler wrapper given: FindMPI took the first mpiexec it found, which on Debian is the
+# default MPI's, not necessarily this one's. Another MPI's launcher is swapped for mpiexec.<mpi>.
+if(NOT _flexrma_mpiexec_given AND NOT FLEXRMA_MPI AND MPIEXEC_EXECUTABLE)
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _flexrma_v
+                  ERROR_VARIABLE _flexrma_v)
+  if(_flexrma_v MATCHES "HYDRA")
+    set(_flexrma_launcher mpich)
+  else()
+    set(_flexrma_launcher openmpi)
+  endif()
+  if(NOT _flexrma_launcher STREQUAL FLEXRMA_MPI_KIND)
+    find_program(_FLEXRMA_MPIEXEC NAMES mpiexec.${FLEXRMA_MPI_KIND})
+    if(_FLEXRMA_MPIEXEC)
+      set(MPIEXEC_EXECUTABLE ${_FLEXRMA_MPIEXEC} CACHE FILEPATH "Executable for running MPI programs." FORCE)
+    endif()
+    unset(_FLEXRMA_MPIEXEC CACHE)
+  endif()
+endif()
+message(STATUS "flexrma: built over ${FLEXRMA_MPI_KIND} (${MPI_C_COMPILER}; launcher ${MPIEXEC_EXECUTABLE})")
