@@ -54,3 +54,27 @@ if(NOT _flexrma_mpiexec_given AND NOT FLEXRMA_MPI AND MPIEXEC_EXECUTABLE)
   endif()
 endif()
 message(STATUS "flexrma: built over ${FLEXRMA_MPI_KIND} (${MPI_C_COMPILER}; launcher ${MPIEXEC_EXECUTABLE})")
+
+# Can this MPI spawn processes (MPI_Comm_spawn)? The spawn tests and the demo's spawn example
+# need it. MPICH's ch4:ucx device cannot before MPICH 4.3:
+# MPI_Comm_spawn opens a port first (MPID_Open_port, ch4_spawn.c), which asks the netmod for this
+# process's address (MPIDI_UCX_get_local_upids), and in MPICH 4.0-4.2 the UCX netmod's dynamic-
+# process functions are stubs returning "The function is currently not supported with ucx
+# netmod". MPID_Comm_spawn_multiple drops that error and raises only "Error in spawn call"; Hydra
+# is never asked to spawn (no PMI spawn command leaves the process), so no launcher option
+# (-launcher fork, -hosts), info key (host, wdir, path) or environment changes it. Debian 12's
+# mpich is 4.0.2 built --with-device=ch4:ucx (mpichversion: "MPICH Device: ch4:ucx"): there
+# MPI_Open_port fails with that message, natively. So where the launcher is Hydra of such an
+# MPICH, FLEXRMA_MPI_CAN_SPAWN is OFF.
+set(_flexrma_can_spawn ON)
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _flexrma_v
+                ERROR_VARIABLE _flexrma_v)
+if(_flexrma_v MATCHES "HYDRA" AND _flexrma_v MATCHES "ch4:ucx"
+   AND _flexrma_v MATCHES "Version: *([0-9]+\\.[0-9]+)")
+  if(CMAKE_MATCH_1 VERSION_LESS 4.3)
+    set(_flexrma_can_spawn OFF)
+    message(STATUS "flexrma: MPICH ${CMAKE_MATCH_1} with ch4:ucx cannot MPI_Comm_spawn (its UCX "
+                   "netmod has no dynamic processes before 4.3)")
+  endif()
+endif()
+set(FLEXRMA_MPI_CAN_SPAWN ${_flexrma_can_spawn} CACHE INTERNAL "whether this MPI can MPI_Comm_spawn")
