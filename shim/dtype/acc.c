@@ -376,6 +376,7 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
     a.align = elem_align(a.e);
     size_t nelem = packed_len / (size_t)a.e->size;
     if (share && nelem == 1 && tinfo->contiguous && a.e->contiguous) {
+        a.chunk = 1; /* scratch for one element, should run_group take it exclusively */
         rc = one_shared(&a, target_addr, packed_len);
     } else {
         a.chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
