@@ -468,7 +468,7 @@ static int acc_op(fr_win *w, fr_acc_share *share, char *at, const fr_op *op)
     }
     const void *packed = op->origin_addr;
     void *tmp = NULL, *fetched = NULL;
-    int no_op = op->op_index == fr_op_index(MPI_NO_OP);
+    int no_op = op->op_index == FR_OPI_NO_OP;
     if (no_op)
         packed = NULL;
     else if (!op->origin_dt->contiguous)
