@@ -4,8 +4,8 @@
  * target's window size and displacement unit (seed 000 section 3: "can easily be checked locally"),
  * finds the epoch the operation belongs to, and queues it for the epoch's closing call. Nothing is
  * sent here (seed 001 section 4); only a copy into a node peer's window whose epoch allows it
- * happens at once (fr_rma_issue). The target checks the range again when the operation
- * arrives. */
+ * happens at once (fr_rma_issue, or before all that the short path of rma_ops.h). The target
+ * checks the range again when the operation arrives. */
 #include "dtype/acc.h"
 #include "core/next.h"
 #include "transport/direct.h"
