@@ -13,6 +13,8 @@
 #include "dtype/acc.h"
 #include "progress/entry.h"
 #include "rma_ops.h"
+#include "transport/counter_bump.h"
+#include "transport/direct.h"
 
 /* With MPI_NO_OP the origin arguments are ignored (MPI-3.1 11.3.4): the target's stand in for
  * the checks. */
@@ -42,13 +44,49 @@ int fr_rma_prepare_fetch(fr_win *w, fr_opkind kind, const void *oaddr, int ocoun
     return MPI_SUCCESS;
 }
 
+/* The short path (rma_ops.h) of a fetching accumulate of one element of a predefined type
+ * without padding, the same type for all its buffers, into a mapped peer's window in my lock
+ * epoch: combined there at once (fr_direct_acc_apply, fr_direct_cas: a hardware atomic, or
+ * holding the element's stripe), as fr_direct_try would, which also needs accumulate ordering
+ * to allow it now (its in_order: everything I sent the target known complete there, or
+ * accumulate_ordering=none). mop: MPI_REPLACE for MPI_Compare_and_swap, as the full path checks
+ * it. Counted as the full path counts. Returns 0 when the call must take the full path; else
+ * *rc, the combining's result. */
+static inline __attribute__((always_inline)) int
+short_fetch(fr_win *w, fr_opkind kind, MPI_Op mop, const void *oaddr, const void *caddr,
+            void *raddr, MPI_Datatype type, int target, MPI_Aint tdisp, int *rc)
+{
+    fr_dtype *d;
+    fr_peer *p;
+    char *at;
+    if (!(p = fr_rma_short_peer(w, target, kind)) || fr_dtype_get(type, &d) != MPI_SUCCESS ||
+        !d->predefined || !d->contiguous || fr_op_check(mop, d->elem) != MPI_SUCCESS ||
+        (w->hints.ordering && !fr_peer_settled(p)) || !(at = fr_rma_short_at(p, tdisp, d->size)))
+        return 0;
+    if (kind == FR_OP_CAS)
+        *rc = fr_direct_cas(w, target, at, d, oaddr, caddr, raddr);
+    else
+        *rc = fr_direct_acc_apply(w, target, at, 1, d, mop == MPI_NO_OP ? NULL : oaddr,
+                                  (size_t)d->size, mop, raddr);
+    w->st.accs++;
+    w->st.bytes += (uint64_t)d->size;
+    w->st.direct++;
+    return 1;
+}
+
 static int get_accumulate(fr_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint tdisp,
                           int tcount, MPI_Datatype ttype, MPI_Op mop)
 {
+    int rc;
+    /* one element of one type (with MPI_NO_OP the origin's arguments do not count) */
+    if (tcount == 1 && rcount == 1 && rtype == ttype &&
+        (mop == MPI_NO_OP || (ocount == 1 && otype == ttype)) &&
+        short_fetch(w, FR_OP_GACC, mop, oaddr, NULL, raddr, ttype, target, tdisp, &rc))
+        return rc;
     fr_op op;
-    int rc = fr_rma_prepare_fetch(w, FR_OP_GACC, oaddr, ocount, otype, raddr, rcount, rtype, target,
-                           tdisp, tcount, ttype, mop, &op);
+    rc = fr_rma_prepare_fetch(w, FR_OP_GACC, oaddr, ocount, otype, raddr, rcount, rtype, target,
+                              tdisp, tcount, ttype, mop, &op);
     if (rc == MPI_SUCCESS && op.bytes > 0)
         rc = fr_rma_issue(w, target, &op);
     return rc;
@@ -59,8 +97,11 @@ static int get_accumulate(fr_win *w, const void *oaddr, int ocount, MPI_Datatype
 static int compare_and_swap(fr_win *w, const void *oaddr, const void *caddr, void *raddr,
                             MPI_Datatype type, int target, MPI_Aint tdisp)
 {
+    int rc;
+    if (short_fetch(w, FR_OP_CAS, MPI_REPLACE, oaddr, caddr, raddr, type, target, tdisp, &rc))
+        return rc;
     fr_op op;
-    int rc = fr_rma_prepare_fetch(w, FR_OP_CAS, oaddr, 1, type, raddr, 1, type, target, tdisp, 1, type,
+    rc = fr_rma_prepare_fetch(w, FR_OP_CAS, oaddr, 1, type, raddr, 1, type, target, tdisp, 1, type,
                            MPI_REPLACE, &op);
     if (rc != MPI_SUCCESS || target == MPI_PROC_NULL)
         return rc;

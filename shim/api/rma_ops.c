@@ -4,8 +4,8 @@
  * target's window size and displacement unit (seed 000 section 3: "can easily be checked locally"),
  * finds the epoch the operation belongs to, and queues it for the epoch's closing call. Nothing is
  * sent here (seed 001 section 4); only a copy into a node peer's window whose epoch allows it
- * happens at once (fr_rma_issue). The target checks the range again when the operation
- * arrives. */
+ * happens at once (fr_rma_issue, or before all that the short path of rma_ops.h). The target
+ * checks the range again when the operation arrives. */
 #include "dtype/acc.h"
 #include "core/next.h"
 #include "transport/direct.h"
@@ -13,6 +13,8 @@
 #include "rma_ops.h"
 #include "sync/sync.h"
 #include "transport/transport.h"
+
+#include <string.h>
 
 static int check_count(int count, const char *which)
 {
@@ -112,10 +114,42 @@ void fr_rma_count(fr_win *w, const fr_op *op)
         w->st.accs++; /* every kind of accumulate */
 }
 
+/* The short path of MPI_Put and MPI_Get (rma_ops.h): the same datatype and count on both sides,
+ * a contiguous layout, into or out of a mapped peer's window in my lock epoch. What the full
+ * path would also do for it: count it in the statistics (fr_rma_count, and direct as
+ * fr_direct_try counts). Returns 0 when the call must take the full path. */
+static inline __attribute__((always_inline)) int
+short_copy(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+           int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype)
+{
+    fr_dtype *d;
+    fr_peer *p;
+    MPI_Count bytes;
+    char *at;
+    if (otype != ttype || ocount != tcount || ocount <= 0 ||
+        !(p = fr_rma_short_peer(w, target, kind)) || fr_dtype_get(otype, &d) != MPI_SUCCESS ||
+        !d->contiguous || (bytes = fr_dtype_bytes(d, ocount)) <= 0 ||
+        !(at = fr_rma_short_at(p, tdisp, bytes)))
+        return 0;
+    if (kind == FR_OP_PUT) {
+        memmove(at, oaddr, (size_t)bytes);
+        w->st.puts++;
+    } else {
+        memmove((void *)oaddr, at, (size_t)bytes);
+        w->st.gets++;
+    }
+    w->st.bytes += (uint64_t)bytes;
+    w->st.direct++;
+    return 1;
+}
+
 static inline __attribute__((always_inline)) int
 rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype, int target,
          MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)
 {
+    if (kind != FR_OP_ACC &&
+        short_copy(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype))
+        return MPI_SUCCESS;
     fr_op op;
     int rc = prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype, mop, 1, &op);
     if (rc == MPI_SUCCESS && op.bytes > 0)

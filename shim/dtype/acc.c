@@ -52,13 +52,23 @@ static void ops_build(void)
     memcpy(ops, table, sizeof ops);
     ops_built = 1;
 }
+_Static_assert(FR_OPI_REPLACE == 12 && FR_OPI_NO_OP == 13 && NOPS == 14,
+               "acc.h names the table's indexes of MPI_REPLACE and MPI_NO_OP");
 
 int fr_op_index(MPI_Op op)
 {
+    /* The last operation found: one int, checked against the table, so that even a racing
+     * update can only make it miss. */
+    static int last;
     ops_build();
+    int hit = last;
+    if (ops[hit].op == op)
+        return hit;
     for (int i = 0; i < NOPS; i++)
-        if (ops[i].op == op)
+        if (ops[i].op == op) {
+            last = i;
             return i;
+        }
     return -1;
 }
 
@@ -140,7 +150,9 @@ static int accepted(int oi, int ti, MPI_Datatype elem)
     return verdict[oi][ti] > 0;
 }
 
-int fr_op_check(MPI_Op op, MPI_Datatype elem)
+fr_op_pair fr_op_accepted;
+
+int fr_op_check_ask(MPI_Op op, MPI_Datatype elem)
 {
     int oi = fr_op_index(op), ti, tclass;
 
@@ -159,6 +171,7 @@ int fr_op_check(MPI_Op op, MPI_Datatype elem)
     if (!accepted(oi, ti, elem))
         return op_error(FR_ERR_OP, "operation not defined on this datatype (the MPI library's "
                         "MPI_Reduce_local refuses it)", ops[oi].name, elem);
+    fr_op_accepted = (fr_op_pair){op, elem, 1};
     return MPI_SUCCESS;
 }
 
@@ -168,11 +181,9 @@ int fr_op_check(MPI_Op op, MPI_Datatype elem)
  * its extent, at most that of max_align_t. */
 static size_t elem_align(const fr_dtype *e)
 {
-    size_t a = 1;
+    size_t x = (size_t)e->extent, a = x & -x; /* the lowest bit set (0: extent 0) */
 
-    while (a < _Alignof(max_align_t) && e->extent % (MPI_Aint)(2 * a) == 0)
-        a *= 2;
-    return a;
+    return a == 0 || a > _Alignof(max_align_t) ? _Alignof(max_align_t) : a;
 }
 
 unsigned char *fr_acc_scratch(const acc_run *a, unsigned char **p)
@@ -323,20 +334,36 @@ static int add_run(void *arg, MPI_Aint disp, size_t first, size_t n)
 }
 
 /* One element into memory others combine into too (MPI_Fetch_and_op, a one-element
- * accumulate): its stripe's group at once, operands in aligned copies on the stack, none of a
- * batch's pieces and scratch buffers. */
+ * accumulate): its stripe's group at once, none of a batch's pieces and scratch buffers. The
+ * operand is copied to aligned memory on the stack only when it is not aligned already
+ * (MPI_Reduce_local may assume the element's alignment), the value before goes straight to
+ * a->fetch (every way of combining writes it with memcpy) unless that overlaps the operand (MPI
+ * forbids it; a copy keeps the operand intact all the same). a: only the fields about the
+ * operation are set (the batch's are not zeroed: an acc_run is large, and this is the short
+ * path of an 8-byte MPI_Fetch_and_op); run_group reads no others, and its exclusive branch takes
+ * scratch for one element (chunk 1), freed here. */
 static int one_shared(acc_run *a, void *target_addr, size_t bytes)
 {
     union {
-        max_align_t align; /* MPI_Reduce_local may assume the element's alignment */
+        max_align_t align;
         unsigned char b[64];
     } in, old;
     if (bytes > sizeof in.b)
         return fr_errorf(FR_ERR_INTERN, "accumulate: a %zu-byte element", bytes);
-    if (a->packed)
-        memcpy(in.b, a->packed, bytes);
-    int rc = fr_acc_shared_one(a, target_addr, a->packed ? in.b : NULL, a->fetch ? old.b : NULL);
-    if (rc == MPI_SUCCESS && a->fetch)
+    const unsigned char *vin = a->packed;
+    unsigned char *vout = a->fetch;
+    if (vin && (uintptr_t)vin % a->align != 0) {
+        memcpy(in.b, vin, bytes);
+        vin = in.b;
+    }
+    if (vout && vin && vout < vin + bytes && vin < vout + bytes)
+        vout = old.b;
+    a->chunk = 1;
+    a->io = NULL;
+    int rc = fr_acc_shared_one(a, target_addr, vin, vout);
+    if (a->io)
+        free(a->io);
+    if (rc == MPI_SUCCESS && vout == old.b)
         memcpy(a->fetch, old.b, bytes);
     return rc;
 }
@@ -354,12 +381,29 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
                          "bytes of target data", packed_len, (long long)bytes);
     if (packed_len == 0)
         return MPI_SUCCESS;
-    int ti = fr_dtype_predef_index(tinfo->elem);
-    acc_run a = {.e = fr_dtype_predef((uint64_t)ti), .op = op, .share = share,
-                 .target = target_addr, .packed = op == MPI_NO_OP ? NULL : packed,
-                 .fetch = fetched};
-    if (packed_len % (size_t)a.e->size != 0)
+    /* a predefined description is its table entry (id: its index) */
+    int ti = tinfo->predefined ? (int)tinfo->id : fr_dtype_predef_index(tinfo->elem);
+    const fr_dtype *e = fr_dtype_predef((uint64_t)ti);
+    if (packed_len % (size_t)e->size != 0)
         return fr_errorf(FR_ERR_INTERN, "accumulate: %zu bytes are not whole elements", packed_len);
+    int tclass = fr_dtype_predef_class((uint64_t)ti);
+    /* Not for 1- and 2-byte integers: how their sums overflow is the MPI library's to say
+     * (Open MPI 4.1's vector code saturates, open-mpi/ompi#8045); a wrapping add could differ. */
+    int int_sum = op == MPI_SUM && e->size >= 4 && (TC(tclass) & TC_INTEGER);
+    if (share && packed_len == (size_t)e->size && tinfo->contiguous && e->contiguous) {
+        acc_run one; /* see one_shared: not zeroed */
+        one.e = e;
+        one.op = op;
+        one.int_sum = int_sum;
+        one.atomic = fr_acc_atomic_width(e) != 0;
+        one.align = elem_align(e);
+        one.share = share;
+        one.packed = op == MPI_NO_OP ? NULL : packed;
+        one.fetch = fetched;
+        return one_shared(&one, target_addr, packed_len);
+    }
+    acc_run a = {.e = e, .op = op, .share = share, .int_sum = int_sum, .target = target_addr,
+                 .packed = op == MPI_NO_OP ? NULL : packed, .fetch = fetched};
     if (!share && (op == MPI_REPLACE || op == MPI_NO_OP)) {
         /* Nobody else combines here: read the old values, then store (MPI_Reduce_local knows
          * neither operation). */
@@ -368,21 +412,13 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
         return op == MPI_NO_OP ? MPI_SUCCESS
                                : fr_unpack(packed, packed_len, target_addr, target_count, tinfo);
     }
-    int tclass = fr_dtype_predef_class((uint64_t)ti);
-    /* Not for 1- and 2-byte integers: how their sums overflow is the MPI library's to say
-     * (Open MPI 4.1's vector code saturates, open-mpi/ompi#8045); a wrapping add could differ. */
-    a.int_sum = op == MPI_SUM && a.e->size >= 4 && (TC(tclass) & TC_INTEGER);
     a.atomic = fr_acc_atomic_width(a.e) != 0;
     a.align = elem_align(a.e);
     size_t nelem = packed_len / (size_t)a.e->size;
-    if (share && nelem == 1 && tinfo->contiguous && a.e->contiguous) {
-        rc = one_shared(&a, target_addr, packed_len);
-    } else {
-        a.chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
-        rc = fr_dtype_each_run(tinfo, target_count, a.e, add_run, &a);
-        if (rc == MPI_SUCCESS)
-            rc = flush(&a);
-    }
+    a.chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
+    rc = fr_dtype_each_run(tinfo, target_count, a.e, add_run, &a);
+    if (rc == MPI_SUCCESS)
+        rc = flush(&a);
     fr_acc_pieces_free(&a.pieces);
     fr_acc_pieces_free(&a.group);
     free(a.in);

@@ -18,13 +18,29 @@
  * Index of op, or -1 if op is not a predefined operation accumulate accepts. */
 int fr_op_index(MPI_Op op);
 MPI_Op fr_op_handle(int index); /* MPI_OP_NULL if out of range */
+/* The indexes of the two operations MPI_Reduce_local does not know (the table's order, acc.c). */
+enum { FR_OPI_REPLACE = 12, FR_OPI_NO_OP = 13 };
 const char *fr_op_name(int index);
 
 /* MPI_SUCCESS if op may combine elements of predefined type elem: a predefined operation the MPI
  * library's MPI_Reduce_local applies to elem, or MPI_REPLACE or MPI_NO_OP (every type); an
  * fr_errorf() code FR_ERR_OP otherwise, naming op and type. elem == MPI_DATATYPE_NULL (mixed
- * leaves) fails with FR_ERR_TYPE. */
-int fr_op_check(MPI_Op op, MPI_Datatype elem);
+ * leaves) fails with FR_ERR_TYPE. The last pair accepted is remembered, and the test against it
+ * inline: every accumulate asks, at the origin and where it is applied, mostly about the same
+ * pair (callers hold the engine lock). */
+typedef struct fr_op_pair {
+    MPI_Op op;
+    MPI_Datatype elem;
+    int set;
+} fr_op_pair;
+extern fr_op_pair fr_op_accepted;
+int fr_op_check_ask(MPI_Op op, MPI_Datatype elem); /* the check itself, remembering a pair */
+static inline int fr_op_check(MPI_Op op, MPI_Datatype elem)
+{
+    if (fr_op_accepted.set && op == fr_op_accepted.op && elem == fr_op_accepted.elem)
+        return MPI_SUCCESS;
+    return fr_op_check_ask(op, elem);
+}
 
 /* Window memory that other processes may combine into at the same time: the owner's, mapped by
  * its node peers (direct.c). An element belongs to the stripe of the window its first byte lies

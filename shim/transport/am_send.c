@@ -184,7 +184,7 @@ static uint64_t inline_len(const fr_op *op)
     if (fr_op_is_eager(op))
         return (uint64_t)op->bytes;
     if (op->kind == FR_OP_GACC)
-        return op->op_index == fr_op_index(MPI_NO_OP) ? 0 : (uint64_t)op->bytes;
+        return op->op_index == FR_OPI_NO_OP ? 0 : (uint64_t)op->bytes;
     return op->kind == FR_OP_CAS ? 2 * (uint64_t)op->bytes : 0;
 }
 

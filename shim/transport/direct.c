@@ -99,8 +99,9 @@ typedef struct direct_info {
 
 static size_t state_bytes(int size) { return sizeof(dstate) + 2 * (size_t)size * sizeof(AO_t); }
 
-static void map_peer(fr_win *w, dpeer *d, const direct_info *in)
+static void map_peer(fr_win *w, int r, const direct_info *in)
 {
+    dpeer *d = &w->direct->peers[r];
     if (in->state.serial == 0 || fr_peer_proc_open((pid_t)in->pid, &d->proc) != MPI_SUCCESS)
         return;
     d->pid = (pid_t)in->pid;
@@ -121,6 +122,7 @@ static void map_peer(fr_win *w, dpeer *d, const direct_info *in)
         d->win_serial = in->win.serial;
         d->win = (char *)base + in->win.offset;
         d->mode = D_MAP;
+        w->peers[r].mapped = d->win;
     } else if (fr_cma_usable(d->pid, &in->probe)) {
         d->remote_base = in->base;
         d->mode = D_CMA;
@@ -155,7 +157,7 @@ int fr_direct_setup(fr_win *w)
     for (int r = 0; r < w->size; r++)
         if (dx->mine && r != w->rank && w->peers[r].tp == &fr_tp_shm &&
             (all[r].size > 0 || w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC))
-            map_peer(w, &dx->peers[r], &all[r]);
+            map_peer(w, r, &all[r]);
     free(all);
     /* A dynamic window rebuilt for new members keeps its regions: publish them in the new page
      * (new slots and attach numbers; what origins knew of the old page is learned again). */
@@ -176,6 +178,7 @@ void fr_direct_adopt_mapped(fr_win *w, char *const *addr)
         if (r != w->rank && d->state && addr[r]) {
             d->win = addr[r]; /* not d->win_serial: the mapping is the window's, not ours */
             d->mode = D_MAP;
+            w->peers[r].mapped = d->win;
         }
     }
 }
@@ -187,6 +190,7 @@ void fr_direct_destroy(fr_win *w)
         return;
     for (int r = 0; r < w->size; r++) {
         dpeer *d = &dx->peers[r];
+        w->peers[r].mapped = NULL;
         if (!d->proc)
             continue;
         for (int i = 0; i < d->nregions; i++)
@@ -464,7 +468,7 @@ static int acc_op(fr_win *w, fr_acc_share *share, char *at, const fr_op *op)
     }
     const void *packed = op->origin_addr;
     void *tmp = NULL, *fetched = NULL;
-    int no_op = op->op_index == fr_op_index(MPI_NO_OP);
+    int no_op = op->op_index == FR_OPI_NO_OP;
     if (no_op)
         packed = NULL;
     else if (!op->origin_dt->contiguous)

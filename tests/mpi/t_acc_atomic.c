@@ -9,9 +9,10 @@
  * elements went: a few per stripe with hardware atomics (fetch-and-add for int sums,
  * compare-and-swap for 1- and 2-byte sums, floating point, complex float and 8-byte products,
  * also through a strided layout and split by a stripe boundary), or holding the stripe
- * exclusively (many elements, across batches and stripes, 16-byte types, unaligned ints). In
- * the mixed case half the members take the atomic way and half the exclusive one over the same
- * elements at once. Where nobody maps the window (FLEXRMA_TRANSPORT=am, FLEXRMA_DIRECT=0) only
+ * exclusively (many elements, across batches and stripes, 16-byte types, unaligned ints, and
+ * one element off its alignment alone, combined in scratch of one element). In the mixed case
+ * half the members take the atomic way and half the exclusive one over the same elements at
+ * once. Where nobody maps the window (FLEXRMA_TRANSPORT=am, FLEXRMA_DIRECT=0) only
  * rank 0 combines and no element is counted either way; the data must still be right.
  * Linked with the internal library: it reads fr_win's statistics, fr_opt and the stripe size. */
 #include "common.h"
@@ -218,6 +219,8 @@ int main(int argc, char **argv)
         {"double complex sum over stripes", K_DCPLX, 2500, 0, 1, LOCKED, 0},
         {"long double sum", K_LDBL, 4, 0, 1, LOCKED, 0},
         {"unaligned int sum", K_INT, 4, 1, 1, LOCKED, 0},
+        {"one unaligned int", K_INT, 1, 1, 1, LOCKED, 0},
+        {"one double complex off its alignment", K_DCPLX, 1, 8, 1, LOCKED, 0},
     };
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
 

@@ -13,6 +13,8 @@
  * The issue part checks when a copy happens: at the put itself once the target's epoch allows it
  * (rank 1 posted before rank 0's put), at the closing call otherwise, and a put issued after a
  * queued one is queued too, even once the target allows copies (it must not overtake).
+ * The short part checks passive target's short path (api/rma_ops.h) on an MPI_Win_allocate
+ * window: each operation reaches the window at the call, errors are still raised.
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
 #include "common.h"
 #include "transport/counter_bump.h"
@@ -430,11 +432,116 @@ static void test_issue(void)
     unmake(1, &win, base);
 }
 
+#define SHORT_CHECKS 13
+#define SHORT_ROUNDS 200
+#define SHORT_SLOTS 8
+
+/* The error class of an MPI return code. */
+static int class_of(int rc)
+{
+    int c = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &c);
+    return c;
+}
+
+/* Passive target on an MPI_Win_allocate window (api/rma_ops.h, the short path): once the lock
+ * on the right neighbour is held, each put, get, MPI_Fetch_and_op, one-element
+ * MPI_Get_accumulate and MPI_Compare_and_swap reaches its window at the call itself, each
+ * moves the right data; a call the short path must not decide raises its error through the
+ * window's handler (MPI_ERRORS_RETURN here) and changes nothing, and the epoch goes on. */
+static void test_short(void)
+{
+    long long *base;
+    MPI_Win win;
+    MPI_Win_allocate(SHORT_SLOTS * (MPI_Aint)sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &base, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    memset(base, 0, SHORT_SLOTS * sizeof(long long));
+    MPI_Win_unlock(rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    const int t = right();
+    long long v = -1, got = -1, before = -1, cmp, nxt, one = 1;
+    int wrong = 0, at_call = 0;
+    MPI_Win_lock_all(0, win);
+    MPI_Put(&v, 1, MPI_LONG_LONG, t, 0, 1, MPI_LONG_LONG, win);
+    MPI_Win_flush(t, win); /* takes the lock in its lock word */
+    uint64_t d0 = direct_ops(win);
+    for (int k = 0; k < SHORT_ROUNDS; k++) {
+        uint64_t d = direct_ops(win);
+        v = 1000 + k;
+        MPI_Put(&v, 1, MPI_LONG_LONG, t, 1, 1, MPI_LONG_LONG, win);
+        at_call += direct_ops(win) - d == 1;
+        MPI_Win_flush(t, win);
+        MPI_Get(&got, 1, MPI_LONG_LONG, t, 1, 1, MPI_LONG_LONG, win);
+        MPI_Win_flush(t, win);
+        wrong += got != v;
+        MPI_Fetch_and_op(&one, &before, MPI_LONG_LONG, t, 2, MPI_SUM, win);
+        MPI_Win_flush(t, win);
+        wrong += before != k;
+        MPI_Get_accumulate(&one, 1, MPI_LONG_LONG, &before, 1, MPI_LONG_LONG, t, 3, 1,
+                           MPI_LONG_LONG, MPI_SUM, win);
+        MPI_Win_flush(t, win);
+        wrong += before != k;
+        cmp = k;
+        nxt = k + 1;
+        MPI_Compare_and_swap(&nxt, &cmp, &before, MPI_LONG_LONG, t, 4, win);
+        MPI_Win_flush(t, win);
+        wrong += before != k;
+        MPI_Compare_and_swap(&nxt, &cmp, &before, MPI_LONG_LONG, t, 4, win); /* no swap now */
+        MPI_Win_flush(t, win);
+        wrong += before != k + 1;
+        MPI_Fetch_and_op(NULL, &before, MPI_LONG_LONG, t, 2, MPI_NO_OP, win);
+        MPI_Win_flush(t, win);
+        wrong += before != k + 1;
+    }
+    is_int(wrong, 0, "short path: every put, get, fetch-and-op, get-accumulate and "
+                     "compare-and-swap moved the right data");
+    is_int(at_call, direct_on ? SHORT_ROUNDS : 0, "short path: each put reached the target's "
+                                                   "window in MPI_Put itself");
+    is_int((long long)(direct_ops(win) - d0), direct_on ? 7LL * SHORT_ROUNDS : 0,
+           "short path: every operation went straight into the mapped window");
+
+    /* errors: the full path raises them, nothing is written */
+    long long bad = 0x7777, res = -1;
+    int two[2] = {0x7777, 0x7777};
+    MPI_Datatype dint = MPI_DOUBLE_INT;
+    is_int(class_of(MPI_Put(&bad, 1, MPI_LONG_LONG, t, SHORT_SLOTS, 1, MPI_LONG_LONG, win)),
+           MPI_ERR_RMA_RANGE, "short path: a put past the window is MPI_ERR_RMA_RANGE");
+    is_int(class_of(MPI_Put(&bad, 1, MPI_LONG_LONG, t, -1, 1, MPI_LONG_LONG, win)), MPI_ERR_DISP,
+           "short path: a put at displacement -1 is MPI_ERR_DISP");
+    is_int(class_of(MPI_Get(&res, 1, MPI_LONG_LONG, nprocs, 1, 1, MPI_LONG_LONG, win)),
+           MPI_ERR_RANK, "short path: a get from rank nprocs is MPI_ERR_RANK");
+    is_int(class_of(MPI_Put(two, 2, MPI_INT, t, 1, 2, MPI_LONG_LONG, win)), MPI_ERR_TYPE,
+           "short path: 2 ints into 2 long longs is MPI_ERR_TYPE");
+    is_int(class_of(MPI_Fetch_and_op(&bad, &res, MPI_LONG_LONG, t, 2, MPI_OP_NULL, win)),
+           MPI_ERR_OP, "short path: MPI_Fetch_and_op with MPI_OP_NULL is MPI_ERR_OP");
+    is_int(class_of(MPI_Fetch_and_op(&bad, &res, MPI_LONG_LONG, t, SHORT_SLOTS, MPI_SUM, win)),
+           MPI_ERR_RMA_RANGE, "short path: MPI_Fetch_and_op past the window is MPI_ERR_RMA_RANGE");
+    is_int(class_of(MPI_Compare_and_swap(&bad, &bad, &res, dint, t, 4, win)), MPI_ERR_TYPE,
+           "short path: MPI_Compare_and_swap on MPI_DOUBLE_INT (padding) is MPI_ERR_TYPE");
+    is_int(class_of(MPI_Win_flush(t, win)), MPI_SUCCESS, "short path: the epoch goes on");
+    ok(res == -1, "short path: the failed calls wrote no result");
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    ok(base[1] == 1000 + SHORT_ROUNDS - 1 && base[2] == SHORT_ROUNDS &&
+           base[3] == SHORT_ROUNDS && base[4] == SHORT_ROUNDS && base[5] == 0,
+       "short path: my window holds my left neighbour's last put, %d fetch-and-adds, %d "
+       "get-accumulates, %d swaps (got %lld %lld %lld %lld)", SHORT_ROUNDS, SHORT_ROUNDS,
+       SHORT_ROUNDS, base[1], base[2], base[3], base[4]);
+    MPI_Win_unlock(rank, win);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     direct_on = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct;
-    tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS + ISSUE_CHECKS);
+    tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS + ISSUE_CHECKS +
+             SHORT_CHECKS);
     test_active(1);
     test_active(0);
     test_strided(1);
@@ -442,5 +549,6 @@ int main(int argc, char **argv)
     test_off();
     test_lock();
     test_issue();
+    test_short();
     return test_done();
 }
