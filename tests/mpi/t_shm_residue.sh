@@ -37,6 +37,7 @@ mpiexec=$1 prog=$2 np=3
 . "$(dirname "$0")/../launch.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/t_shm_residue.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT
+trap 'exit 143' TERM # the watchdog's (tests/watchdog): no next run, and the EXIT trap
 failed=0
 [ $private = 1 ] && echo "t_shm_residue: private /dev/shm" ||
     echo "t_shm_residue: shared /dev/shm (only names with flexrma count)"

@@ -32,6 +32,7 @@ asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
 . "$(dirname "$0")/../launch.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-preload.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 143' TERM # the watchdog's (tests/watchdog): no next run, and the EXIT trap
 failed=0
 
 fail() {
