@@ -13,7 +13,6 @@
 #include "dtype/acc.h"
 #include "progress/entry.h"
 #include "rma_ops.h"
-#include "transport/counter_bump.h"
 #include "transport/direct.h"
 
 /* With MPI_NO_OP the origin arguments are ignored (MPI-3.1 11.3.4): the target's stand in for
@@ -47,11 +46,10 @@ int fr_rma_prepare_fetch(fr_win *w, fr_opkind kind, const void *oaddr, int ocoun
 /* The short path (rma_ops.h) of a fetching accumulate of one element of a predefined type
  * without padding, the same type for all its buffers, into a mapped peer's window in my lock
  * epoch: combined there at once (fr_direct_acc_apply, fr_direct_cas: a hardware atomic, or
- * holding the element's stripe), as fr_direct_try would, which also needs accumulate ordering
- * to allow it now (its in_order: everything I sent the target known complete there, or
- * accumulate_ordering=none). mop: MPI_REPLACE for MPI_Compare_and_swap, as the full path checks
- * it. Counted as the full path counts. Returns 0 when the call must take the full path; else
- * *rc, the combining's result. */
+ * holding the element's stripe), as fr_direct_try would, when accumulate ordering allows it
+ * now (fr_direct_acc_in_order). mop: MPI_REPLACE for MPI_Compare_and_swap, as the full path
+ * checks it. Counted as the full path counts. Returns 0 when the call must take the full path;
+ * else *rc, the combining's result. */
 static inline __attribute__((always_inline)) int
 short_fetch(fr_win *w, fr_opkind kind, MPI_Op mop, const void *oaddr, const void *caddr,
             void *raddr, MPI_Datatype type, int target, MPI_Aint tdisp, int *rc)
@@ -61,7 +59,7 @@ short_fetch(fr_win *w, fr_opkind kind, MPI_Op mop, const void *oaddr, const void
     char *at;
     if (!(p = fr_rma_short_peer(w, target, kind)) || fr_dtype_get(type, &d) != MPI_SUCCESS ||
         !d->predefined || !d->contiguous || fr_op_check(mop, d->elem) != MPI_SUCCESS ||
-        (w->hints.ordering && !fr_peer_settled(p)) || !(at = fr_rma_short_at(p, tdisp, d->size)))
+        !fr_direct_acc_in_order(w, target) || !(at = fr_rma_short_at(p, tdisp, d->size)))
         return 0;
     if (kind == FR_OP_CAS)
         *rc = fr_direct_cas(w, target, at, d, oaddr, caddr, raddr);

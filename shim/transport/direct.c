@@ -536,13 +536,10 @@ static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
     return rc;
 }
 
-/* Accumulates of one origin to the same elements apply in program order (MPI-3.1 11.7.2): one
- * applied here may not overtake an earlier one of mine that travels, so it goes straight into
- * the window only while everything I sent the target is known complete there. The window's
- * accumulate_ordering=none hint waives that. */
+/* Puts and gets go at once; an accumulate when fr_direct_acc_in_order (direct.h) says so. */
 static int in_order(const fr_win *w, int target, const fr_op *op)
 {
-    return !fr_op_is_acc(op) || !w->hints.ordering || fr_peer_settled(&w->peers[target]);
+    return !fr_op_is_acc(op) || fr_direct_acc_in_order(w, target);
 }
 
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)

@@ -37,6 +37,7 @@
 #ifndef FR_DIRECT_H
 #define FR_DIRECT_H
 
+#include "counter_bump.h"
 #include "win/win.h"
 
 /* Collective over w->comm unless FLEXRMA_TRANSPORT=am, after the channel is set up: make this
@@ -86,6 +87,15 @@ int fr_direct_complete(fr_win *w, int target);
  * access epochs has reached my count of posts to it)? Then every operation of that epoch is
  * in my window, and any PSCW packet of it arriving now belongs to my next exposure epoch. */
 int fr_direct_completed(const fr_win *w, int origin);
+
+/* Accumulates of one origin to the same elements apply in program order (MPI-3.1 11.7.2): one
+ * applied straight into target's window may not overtake an earlier one of mine that travels,
+ * so it may go now only while everything I sent the target is known complete there
+ * (fr_peer_settled). The window's accumulate_ordering=none hint waives that. */
+static inline int fr_direct_acc_in_order(const fr_win *w, int target)
+{
+    return !w->hints.ordering || fr_peer_settled(&w->peers[target]);
+}
 
 /* The lock word of rank's window (shm_lock.h) if this process uses it: its own when it has a
  * shared state page, a node peer's when mapped (then every lock request of this process on it
