@@ -37,14 +37,20 @@ set(FLEXRMA_MPI_KIND ${_flexrma_kind} CACHE INTERNAL "the MPI flexrma is built o
 
 # Only a compiler wrapper given: FindMPI took the first mpiexec it found, which on Debian is the
 # default MPI's, not necessarily this one's. Another MPI's launcher is swapped for mpiexec.<mpi>.
-if(NOT _flexrma_mpiexec_given AND NOT FLEXRMA_MPI AND MPIEXEC_EXECUTABLE)
-  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _flexrma_v
-                  ERROR_VARIABLE _flexrma_v)
-  if(_flexrma_v MATCHES "HYDRA")
-    set(_flexrma_launcher mpich)
+# flexrma_launcher_kind(EXE KIND TEXT): what `EXE --version` prints into TEXT, and into KIND the
+# MPI whose launcher that is: mpich for Hydra, else openmpi.
+function(flexrma_launcher_kind exe kind text)
+  execute_process(COMMAND ${exe} --version OUTPUT_VARIABLE v ERROR_VARIABLE v)
+  if(v MATCHES "HYDRA")
+    set(${kind} mpich PARENT_SCOPE)
   else()
-    set(_flexrma_launcher openmpi)
+    set(${kind} openmpi PARENT_SCOPE)
   endif()
+  set(${text} "${v}" PARENT_SCOPE)
+endfunction()
+
+if(NOT _flexrma_mpiexec_given AND NOT FLEXRMA_MPI AND MPIEXEC_EXECUTABLE)
+  flexrma_launcher_kind(${MPIEXEC_EXECUTABLE} _flexrma_launcher _flexrma_v)
   if(NOT _flexrma_launcher STREQUAL FLEXRMA_MPI_KIND)
     find_program(_FLEXRMA_MPIEXEC NAMES mpiexec.${FLEXRMA_MPI_KIND})
     if(_FLEXRMA_MPIEXEC)
@@ -54,6 +60,14 @@ if(NOT _flexrma_mpiexec_given AND NOT FLEXRMA_MPI AND MPIEXEC_EXECUTABLE)
   endif()
 endif()
 message(STATUS "flexrma: built over ${FLEXRMA_MPI_KIND} (${MPI_C_COMPILER}; launcher ${MPIEXEC_EXECUTABLE})")
+
+# The launcher in the end: FLEXRMA_LAUNCHER_MPI (openmpi or mpich) gives the tests its flags, and
+# its --version the spawn verdict below.
+set(FLEXRMA_LAUNCHER_MPI "")
+set(_flexrma_v "")
+if(MPIEXEC_EXECUTABLE)
+  flexrma_launcher_kind(${MPIEXEC_EXECUTABLE} FLEXRMA_LAUNCHER_MPI _flexrma_v)
+endif()
 
 # Can this MPI spawn processes (MPI_Comm_spawn)? The spawn tests and the demo's spawn example
 # need it. MPICH's ch4:ucx device cannot before MPICH 4.3:
@@ -67,9 +81,7 @@ message(STATUS "flexrma: built over ${FLEXRMA_MPI_KIND} (${MPI_C_COMPILER}; laun
 # MPI_Open_port fails with that message, natively. So where the launcher is Hydra of such an
 # MPICH, FLEXRMA_MPI_CAN_SPAWN is OFF.
 set(_flexrma_can_spawn ON)
-execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _flexrma_v
-                ERROR_VARIABLE _flexrma_v)
-if(_flexrma_v MATCHES "HYDRA" AND _flexrma_v MATCHES "ch4:ucx"
+if(FLEXRMA_LAUNCHER_MPI STREQUAL "mpich" AND _flexrma_v MATCHES "ch4:ucx"
    AND _flexrma_v MATCHES "Version: *([0-9]+\\.[0-9]+)")
   if(CMAKE_MATCH_1 VERSION_LESS 4.3)
     set(_flexrma_can_spawn OFF)
