@@ -96,7 +96,7 @@ FR_API int MPI_Finalize(void)
         fr_agent_stop();
         FR_ENTER();
         /* Drain what is still in flight (sends whose completion nobody waited for). */
-        fr_idle idle = {0, 0};
+        fr_idle idle = {0};
         while (fr_pending_count() > 0) {
             if (fr_progress() == 0)
                 fr_backoff(&idle);

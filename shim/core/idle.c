@@ -21,6 +21,17 @@ static uint64_t now_ns(void)
  * or an Isend/Irecv pair. So a wait also spins at least this long before its first yield. */
 #define FR_SPIN_MIN_NS 3000
 
+/* A wait that has yielded this long waits for something slow (a peer computing, a barrier behind
+ * a long phase): from then on it sleeps between polls. Linux keeps a task that yields runnable
+ * and gives it its share of the core, so with more ranks than cores, waiters that only yield take
+ * half the machine from the ranks that work; and the load balancer, which counts runnable tasks,
+ * may leave two working ranks on one core while the waiters fill the other, so that every
+ * exchange between the two costs a time slice (t_lock's token pair over MPICH with 4 ranks on 2
+ * cores: 0.7 s, at times over 100 s). A sleeping waiter leaves its core idle, and the balancer
+ * moves a working rank there. A wait this long loses at most a few percent to the sleep. */
+#define FR_SLEEP_AFTER_NS 1000000
+#define FR_SLEEP_NS 50000
+
 int fr_idle_yield_due(fr_idle *i)
 {
     if (fr_opt.spin_polls == 0)
@@ -33,13 +44,24 @@ int fr_idle_yield_due(fr_idle *i)
         i->since = now_ns();
         return 0;
     }
-    return now_ns() - i->since >= FR_SPIN_MIN_NS;
+    i->idle_ns = now_ns() - i->since;
+    return i->idle_ns >= FR_SPIN_MIN_NS;
+}
+
+void fr_idle_give_way(fr_idle *i)
+{
+    if (i->idle_ns < FR_SLEEP_AFTER_NS) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, FR_SLEEP_NS};
+    nanosleep(&ts, NULL);
 }
 
 void fr_backoff(fr_idle *i)
 {
     if (fr_idle_yield_due(i))
-        sched_yield();
+        fr_idle_give_way(i);
 }
 
 void fr_idle_after(fr_idle *i, int events)

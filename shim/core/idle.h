@@ -1,6 +1,7 @@
 /* idle.h - how a wait that found nothing to do spends its time: spin briefly, then yield the
- * core, so more ranks than cores still make progress. Every wait uses it (fr_wait_until, the
- * request and point-to-point hooks, the accumulate stripes' lock), whatever it polls. */
+ * core, and sleep once the wait is long, so more ranks than cores still make progress. Every
+ * wait uses it (fr_wait_until, the request and point-to-point hooks, the accumulate stripes'
+ * lock), whatever it polls. */
 #ifndef FR_IDLE_H
 #define FR_IDLE_H
 
@@ -11,14 +12,18 @@
  * in progress.h, the request and point-to-point hooks) spins FLEXRMA_SPIN_POLLS idle polls, then at
  * least FR_SPIN_MIN_NS more, before its first yield. */
 typedef struct fr_idle {
-    unsigned polls; /* idle polls in a row */
-    uint64_t since; /* when the FLEXRMA_SPIN_POLLS-th of them was, in ns */
+    unsigned polls;   /* idle polls in a row */
+    uint64_t since;   /* when the FLEXRMA_SPIN_POLLS-th of them was, in ns */
+    uint64_t idle_ns; /* how long ago that was, as of the last fr_idle_yield_due() */
 } fr_idle;
 /* A poll found something: spin afresh. */
 static inline void fr_idle_reset(fr_idle *i) { i->polls = 0; }
 /* A poll found nothing: 1 once the wait has spun enough that it should yield now. */
 int fr_idle_yield_due(fr_idle *i);
-/* A poll found nothing, engine lock not held: spin on, or yield when due. */
+/* Give the core away, once yielding is due: yield, or sleep briefly once the wait has idled
+ * for a millisecond (idle.c says why). Engine lock not held. */
+void fr_idle_give_way(fr_idle *i);
+/* A poll found nothing, engine lock not held: spin on, or give the core away when due. */
 void fr_backoff(fr_idle *i);
 /* After a poll that handled `events`, engine lock not held: spin afresh if it found something,
  * else back off. */

@@ -195,7 +195,7 @@ static int atomic_piece(acc_run *a, const awidth *aw, size_t w, const acc_piece 
 
 static AO_t stripe_enter(fr_lockword *l, int exclusive)
 {
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     AO_t ticket = fr_lockword_take(l);
     while (!fr_lockword_enter(l, ticket, exclusive)) /* acquire, see shm_lock.h */
         fr_backoff(&idle);

@@ -96,7 +96,7 @@ int fr_progress(void)
 
 void fr_wait_until(int (*cond)(void *), void *arg)
 {
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     /* Satisfied already: no pass. Others are still served: every few entry calls run one
      * (entry.h), and a pass costs as much as a whole short epoch. */
     if (cond(arg))
@@ -114,7 +114,7 @@ void fr_wait_until(int (*cond)(void *), void *arg)
         /* Yield with the engine unlocked: another thread of the program (or the agent) may hold
          * the very call this wait depends on. */
         FR_LEAVE();
-        sched_yield();
+        fr_idle_give_way(&idle);
         FR_ENTER();
     }
 }

@@ -36,7 +36,7 @@ void fr_hook_turn(fr_idle *idle)
 
 static int wait_request(MPI_Request *req, MPI_Status *status)
 {
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     for (;;) {
         int flag = 0, rc = FR_NEXT(Test)(req, &flag, status);
         if (rc != MPI_SUCCESS || flag)
@@ -65,7 +65,7 @@ FR_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (!fr_hooks_on())
         return FR_NEXT(Probe)(source, tag, comm, status);
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     for (;;) {
         int flag = 0, rc = FR_NEXT(Iprobe)(source, tag, comm, &flag, status);
         if (rc != MPI_SUCCESS || flag)

@@ -141,7 +141,7 @@ static int fast_turn(fr_req *r, MPI_Request *request, MPI_Status *status, const 
 /* Wait on one flexrma request the library was not handed, turn after turn. */
 static int fast_wait(fr_req *r, MPI_Request *request, MPI_Status *status, const char *call)
 {
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     int rc;
     while (!fast_turn(r, request, status, call, &rc, &idle))
         ;
@@ -165,7 +165,7 @@ FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
     ours o = {.r = r ? &r : NULL, .n = r != NULL};
     if (!r && !fr_hooks_on())
         return FR_NEXT(Wait)(request, status);
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     for (;;) {
         if (o.n)
             advance(&o, 1);
@@ -276,7 +276,7 @@ FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     ours o;
     classify_for(&o, count, requests, 1);
     if (o.all) {
-        fr_idle idle = {0, 0};
+        fr_idle idle = {0};
         int rc;
         while (!fast_all_turn(&o, count, requests, statuses, "MPI_Waitall", &rc, &idle))
             ;
@@ -285,7 +285,7 @@ FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     }
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitall)(count, requests, statuses);
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     for (;;) {
         if (o.n)
             advance(&o, count);
@@ -340,7 +340,7 @@ FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status
     classify(&o, count, requests);
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitany)(count, requests, index, status);
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     for (;;) {
         if (o.n)
             advance(&o, count);
@@ -392,7 +392,7 @@ FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int 
     classify(&o, incount, requests);
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitsome)(incount, requests, outcount, indices, statuses);
-    fr_idle idle = {0, 0};
+    fr_idle idle = {0};
     for (;;) {
         if (o.n)
             advance(&o, incount);
