@@ -1,0 +1,96 @@
+/* model.c - what every window holds after an epoch, and what every get and fetch returns.
+ *
+ * The blocks of an epoch are disjoint and each is used in one way (random.h), so applying the
+ * origins' programs one origin after another, each in program order, gives the only outcome MPI
+ * allows: a PUT block has one writer, a GET block none, an ACC1 block one origin whose
+ * accumulates MPI orders, and an ACCN block's accumulates commute. */
+#include "random.h"
+
+#include <string.h>
+
+/* The first seven are commutative and associative on unsigned integers (ACCN blocks draw from
+ * them); MPI_REPLACE and MPI_NO_OP are not; MPI_NO_OP is last (fetching operations only). */
+const MPI_Op model_ops[] = {MPI_SUM,  MPI_PROD, MPI_MAX,     MPI_MIN,  MPI_BAND,
+                            MPI_BOR,  MPI_BXOR, MPI_REPLACE, MPI_NO_OP};
+const char *const model_op_names[] = {"MPI_SUM",  "MPI_PROD", "MPI_MAX",     "MPI_MIN",  "MPI_BAND",
+                                      "MPI_BOR",  "MPI_BXOR", "MPI_REPLACE", "MPI_NO_OP"};
+int model_op_count(void) { return (int)(sizeof model_ops / sizeof *model_ops); }
+
+static uint64_t load(const unsigned char *p, int esize)
+{
+    if (esize == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static void store(unsigned char *p, int esize, uint64_t v)
+{
+    if (esize == 4) {
+        uint32_t w = (uint32_t)v;
+        memcpy(p, &w, 4);
+    } else {
+        memcpy(p, &v, 8);
+    }
+}
+
+static uint64_t combine(int mop, uint64_t old, uint64_t in, int esize)
+{
+    uint64_t mask = esize == 4 ? 0xffffffffull : ~0ull;
+    switch (mop) {
+    case 0: return (old + in) & mask;
+    case 1: return (old * in) & mask;
+    case 2: return old > in ? old : in;
+    case 3: return old < in ? old : in;
+    case 4: return old & in;
+    case 5: return old | in;
+    case 6: return old ^ in;
+    case 7: return in;
+    default: return old; /* MPI_NO_OP */
+    }
+}
+
+static void apply(program *p, op *o)
+{
+    unsigned char *win = p->model[o->target] + o->toff;
+    const int s = o->esize;
+    for (int i = 0; i < o->tl.n; i++) {
+        unsigned char *t = win + (size_t)layout_at(&o->tl, i) * (size_t)s;
+        switch (o->kind) {
+        case OP_PUT:
+            memcpy(t, o->obuf + (size_t)layout_at(&o->ol, i) * (size_t)s, (size_t)s);
+            break;
+        case OP_GET:
+            memcpy(o->expect + (size_t)layout_at(&o->ol, i) * (size_t)s, t, (size_t)s);
+            break;
+        case OP_ACC:
+        case OP_GACC:
+        case OP_FOP: {
+            uint64_t old = load(t, s), in = load(o->obuf + (size_t)layout_at(&o->ol, i) * s, s);
+            if (o->kind != OP_ACC)
+                memcpy(o->expect + (size_t)layout_at(&o->rl, i) * (size_t)s, t, (size_t)s);
+            store(t, s, combine(o->mop, old, in, s));
+            break;
+        }
+        case OP_CAS: {
+            memcpy(o->expect, t, (size_t)s);
+            if (load(t, s) == load(o->cbuf, s))
+                memcpy(t, o->obuf, (size_t)s);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+void model_epoch(program *p, epoch *e)
+{
+    for (int o = 0; o < e->nprocs; o++)
+        for (int i = 0; i < e->nprog[o]; i++)
+            apply(p, &e->prog[o][i]);
+}
