@@ -93,7 +93,9 @@ void fz_bad_collective(fz_run *r, fz_rng *g)
         }
         }
     } else {
-        switch (fz_below(g, r->cx == CX_FENCE ? 2 : 3)) {
+        /* a counter epoch does not stop a fence */
+        int v = r->cx == CX_COUNTER ? 1 + fz_below(g, 2) : fz_below(g, r->cx == CX_FENCE ? 2 : 3);
+        switch (v) {
         case 0:
             snprintf(c.fn, sizeof c.fn, "MPI_Win_fence");
             if (r->cx == CX_FENCE) {

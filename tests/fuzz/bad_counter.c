@@ -27,6 +27,41 @@ static MPI_Sync wrong_counter(fz_run *r, char *how, size_t n)
     }
 }
 
+/* CX_COUNTER: misuse of the started requests, which must stay active and unchanged. */
+static int active_misuse(fz_run *r, fz_call *c, int *untouched)
+{
+    MPI_Request ops = r->ops_active, obj = r->obj_active;
+    MPI_Sync a[1] = {r->w->mine};
+    int rc;
+    c->expect = MPI_ERR_REQUEST;
+    switch (fz_below(&r->rng, 4)) {
+    case 0:
+        snprintf(c->fn, sizeof c->fn, "MPI_Start");
+        snprintf(c->what, sizeof c->what, "of the active sync-ops request");
+        rc = MPI_Start(&r->ops_active);
+        break;
+    case 1:
+        snprintf(c->fn, sizeof c->fn, "MPI_Start");
+        snprintf(c->what, sizeof c->what, "of the armed sync-object request");
+        rc = MPI_Start(&r->obj_active);
+        break;
+    case 2:
+        snprintf(c->fn, sizeof c->fn, "MPI_Cancel");
+        snprintf(c->what, sizeof c->what, "of the active sync-ops request");
+        rc = MPI_Cancel(&r->ops_active);
+        break;
+    default:
+        snprintf(c->fn, sizeof c->fn, "MPI_Win_Sync_free_objects");
+        snprintf(c->what, sizeof c->what, "of my counter, which an armed request waits on");
+        c->expect = MPI_ERR_RMA_SYNC;
+        rc = MPI_Win_Sync_free_objects(1, a, r->w->win);
+        break;
+    }
+    *untouched = ops == r->ops_active && obj == r->obj_active &&
+                 memcmp(a, &r->w->mine, sizeof a) == 0;
+    return rc;
+}
+
 void fz_bad_counter(fz_run *r)
 {
     fz_rng *g = &r->rng;
@@ -36,6 +71,11 @@ void fz_bad_counter(fz_run *r)
     int rc, untouched = 1;
     char how[64];
     int other = (r->rank + 1 + fz_below(g, r->nprocs - 1)) % r->nprocs; /* not me */
+    if (r->cx == CX_COUNTER && fz_below(g, 3) == 0) {
+        rc = active_misuse(r, &c, &untouched);
+        fz_check(r, &c, rc, untouched);
+        return;
+    }
 
     switch (fz_below(g, 6)) {
     case 0: { /* MPI_Win_sync_ops_init */
@@ -165,6 +205,9 @@ void fz_bad_counter(fz_run *r)
         break;
     }
     default: { /* MPI_Win_Sync_free_objects: frees none when one entry is wrong */
+        /* CX_COUNTER: my counter is armed (freeing it would be a second error): the wrong
+         * entry alone */
+        int armed = r->cx == CX_COUNTER;
         MPI_Sync a[2] = {w->mine, MPIX_SYNC_NULL}, saved[2];
         int n = 2;
         snprintf(c.fn, sizeof c.fn, "MPI_Win_Sync_free_objects");
@@ -176,18 +219,20 @@ void fz_bad_counter(fz_run *r)
             break;
         case 1:
             a[1] = w->all[other];
-            snprintf(c.what, sizeof c.what, "my counter and rank %d's", other);
+            snprintf(c.what, sizeof c.what, "%srank %d's counter", armed ? "" : "my counter and ",
+                     other);
             break;
         default:
             a[1] = wrong_counter(r, how, sizeof how);
-            snprintf(c.what, sizeof c.what, "my counter and %s", how);
+            snprintf(c.what, sizeof c.what, "%s%s", armed ? "" : "my counter and ", how);
             break;
         }
         memcpy(saved, a, sizeof a);
-        rc = MPI_Win_Sync_free_objects(n, a, w->win);
-        MPI_Count v = -1;
+        rc = armed ? MPI_Win_Sync_free_objects(n == 2 ? 1 : n, a + 1, w->win)
+                   : MPI_Win_Sync_free_objects(n, a, w->win);
+        MPI_Count v = 0; /* unread when armed: a bump may wait for its request */
         untouched = memcmp(saved, a, sizeof a) == 0 &&
-                    MPIX_Win_sync_read(w->mine, w->win, &v) == MPI_SUCCESS && v == 0;
+                    (armed || MPIX_Win_sync_read(w->mine, w->win, &v) == MPI_SUCCESS) && v == 0;
         break;
     }
     }

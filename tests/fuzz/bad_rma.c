@@ -118,6 +118,9 @@ static int valid_target(const fz_run *r, kind k, int *t)
     case CX_PSCW:
         *t = r->right;
         return !kinds[k].passive;
+    case CX_COUNTER: /* puts and gets to right are covered, accumulates not */
+        *t = r->right;
+        return !kinds[k].acc && !kinds[k].fetch;
     default:
         return 0;
     }
@@ -140,6 +143,9 @@ static int unreached_target(fz_run *r, kind k, int *t)
         return 1;
     case CX_PSCW:
         *t = kinds[k].passive ? r->right : r->rank;
+        return 1;
+    case CX_COUNTER:
+        *t = kinds[k].acc || kinds[k].fetch ? r->right : r->rank;
         return 1;
     default:
         return 0;

@@ -116,7 +116,7 @@ void fz_bad_sync(fz_run *r)
             break;
         }
         case 6:
-            if (r->cx == CX_NONE)
+            if (!IN(CX_LOCK, CX_LOCK_ALL, CX_PSCW, CX_FENCE))
                 continue;
             snprintf(c.fn, sizeof c.fn, "MPI_Win_lock_all");
             snprintf(c.what, sizeof c.what, "inside the %s context's epoch",
@@ -135,6 +135,8 @@ void fz_bad_sync(fz_run *r)
             break;
         case 8: {
             const int bits[] = {MPI_MODE_NOSTORE, MPI_MODE_NOPUT, MPI_MODE_NOPRECEDE, 1 << 20};
+            if (r->cx == CX_COUNTER)
+                continue;
             if (r->cx == CX_NONE) {
                 v = pick_bits(g, bits, 4);
                 snprintf(c.what, sizeof c.what, "assert 0x%x", v);
@@ -151,6 +153,8 @@ void fz_bad_sync(fz_run *r)
         }
         case 9: {
             const int bits[] = {MPI_MODE_NOPRECEDE, MPI_MODE_NOSUCCEED, 1 << 20};
+            if (r->cx == CX_COUNTER)
+                continue;
             if (IN(CX_NONE, CX_LOCK, CX_LOCK_ALL)) {
                 v = pick_bits(g, bits, 3);
                 snprintf(c.what, sizeof c.what, "assert 0x%x", v);
@@ -198,7 +202,7 @@ void fz_bad_sync(fz_run *r)
             break;
         }
         case 15: {
-            if (!IN(CX_NONE, CX_FENCE, CX_PSCW))
+            if (!IN(CX_NONE, CX_FENCE, CX_PSCW, CX_COUNTER))
                 continue;
             int local = fz_below(g, 2);
             snprintf(c.fn, sizeof c.fn, "%s", local ? "MPI_Win_flush_local_all" : "MPI_Win_flush_all");

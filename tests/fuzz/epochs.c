@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-const char *const fz_context_name[CX_COUNT] = {"none", "fence", "lock", "lock_all", "pscw"};
+const char *const fz_context_name[CX_COUNT] = {"none", "fence", "lock", "lock_all", "pscw", "counter"};
 
 MPI_Group fz_left_group, fz_right_group;
 
@@ -39,6 +39,13 @@ void fz_epoch_open(fz_run *r)
     case CX_PSCW:
         MPI_Win_post(fz_left_group, 0, win);
         MPI_Win_start(fz_right_group, 0, win);
+        break;
+    case CX_COUNTER:
+        MPI_Win_sync_object_init(r->w->mine, 1, win, MPI_INFO_NULL, &r->obj_active);
+        MPI_Start(&r->obj_active);
+        MPI_Win_sync_ops_init(r->right, MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET,
+                              r->w->all[r->right], win, MPI_INFO_NULL, &r->ops_active);
+        MPI_Start(&r->ops_active);
         break;
     default:
         break;
@@ -84,6 +91,12 @@ void fz_epoch_close(fz_run *r)
     case CX_PSCW:
         MPI_Win_complete(win);
         MPI_Win_wait(win);
+        break;
+    case CX_COUNTER: /* my operations and bump to right, then left's bump to me */
+        MPI_Wait(&r->ops_active, MPI_STATUS_IGNORE);
+        MPI_Wait(&r->obj_active, MPI_STATUS_IGNORE);
+        MPI_Request_free(&r->ops_active);
+        MPI_Request_free(&r->obj_active);
         break;
     default:
         break;

@@ -70,7 +70,9 @@ static inline MPI_Aint fz_disp(const fz_win *w, int t, int i)
 uint64_t fz_checksum(const void *p, size_t n);
 
 /* ---- epoch contexts (epochs.c) ---- */
-typedef enum { CX_NONE, CX_FENCE, CX_LOCK, CX_LOCK_ALL, CX_PSCW, CX_COUNT } fz_context;
+/* CX_COUNTER: a sync-ops request for puts and gets started to right, and a sync-object request
+ * armed on my counter for left's (docs/specification.md section 6). */
+typedef enum { CX_NONE, CX_FENCE, CX_LOCK, CX_LOCK_ALL, CX_PSCW, CX_COUNTER, CX_COUNT } fz_context;
 extern const char *const fz_context_name[CX_COUNT];
 
 /* ---- the run (t_fuzz.c) ---- */
@@ -91,6 +93,7 @@ typedef struct {
     MPI_Datatype bad_op_type[8];
     int nbad_op;
     MPI_Request p2p;    /* an inactive persistent point-to-point request */
+    MPI_Request ops_active, obj_active; /* CX_COUNTER's started requests */
 } fz_run;
 
 /* One erroneous (or, for MPI_PROC_NULL, valid) call: its description, the class expected. */
@@ -109,6 +112,15 @@ extern int fz_raised;
 
 /* The groups of the PSCW context. */
 extern MPI_Group fz_left_group, fz_right_group;
+/* Every rank alike: open the batch's context; the valid put (in CX_NONE after the erroneous
+ * calls, in a fence epoch of its own) and get; close; then check the get (epochs.c). */
+void fz_epoch_open(fz_run *r);
+int fz_valid_put(fz_run *r);
+int fz_valid_get(fz_run *r);
+void fz_epoch_close(fz_run *r);
+int fz_valid_after(fz_run *r);
+/* The windows' error handler: counts, and returns (t_fuzz.c). */
+int fz_win_errhandler_set(MPI_Win win);
 
 /* ---- the kinds of bad calls: each makes one call and checks it ---- */
 void fz_bad_rma(fz_run *r);      /* bad_rma.c: communication calls */

@@ -167,12 +167,6 @@ static void teardown(fz_run *r)
     MPI_Group_free(&fz_right_group);
 }
 
-int fz_valid_put(fz_run *r);
-int fz_valid_get(fz_run *r);
-void fz_epoch_open(fz_run *r);
-void fz_epoch_close(fz_run *r);
-int fz_valid_after(fz_run *r);
-
 /* Every rank's window against its model, checksums gathered to all; on a mismatch, the owner
  * names the first wrong int and every rank the calls of the batch it aimed there. Returns the
  * number of ranks whose window changed. */

@@ -9,8 +9,6 @@
 
 const char *const fz_flavor_name[FL_COUNT] = {"create", "allocate", "dynamic"};
 
-extern int fz_win_errhandler_set(MPI_Win win); /* t_fuzz.c */
-
 /* Initial contents: slots zero, the bait region a pattern of the owner. */
 static void fill_initial(int *p, int rank)
 {
