@@ -30,8 +30,8 @@ static MPI_Sync wrong_counter(fz_run *r, char *how, size_t n)
 /* CX_COUNTER: misuse of the started requests, which must stay active and unchanged. */
 static int active_misuse(fz_run *r, fz_call *c, int *untouched)
 {
-    MPI_Request ops = r->ops_active, obj = r->obj_active;
-    MPI_Sync a[1] = {r->w->mine};
+    MPI_Request ops = r->ops_active, busy = r->busy_active;
+    MPI_Sync a[1] = {r->w->busy};
     int rc;
     c->expect = MPI_ERR_REQUEST;
     switch (fz_below(&r->rng, 4)) {
@@ -43,7 +43,7 @@ static int active_misuse(fz_run *r, fz_call *c, int *untouched)
     case 1:
         snprintf(c->fn, sizeof c->fn, "MPI_Start");
         snprintf(c->what, sizeof c->what, "of the armed sync-object request");
-        rc = MPI_Start(&r->obj_active);
+        rc = MPI_Start(&r->busy_active);
         break;
     case 2:
         snprintf(c->fn, sizeof c->fn, "MPI_Cancel");
@@ -52,13 +52,13 @@ static int active_misuse(fz_run *r, fz_call *c, int *untouched)
         break;
     default:
         snprintf(c->fn, sizeof c->fn, "MPI_Win_Sync_free_objects");
-        snprintf(c->what, sizeof c->what, "of my counter, which an armed request waits on");
+        snprintf(c->what, sizeof c->what, "of a counter of mine an armed request waits on");
         c->expect = MPI_ERR_RMA_SYNC;
         rc = MPI_Win_Sync_free_objects(1, a, r->w->win);
         break;
     }
-    *untouched = ops == r->ops_active && obj == r->obj_active &&
-                 memcmp(a, &r->w->mine, sizeof a) == 0;
+    *untouched = ops == r->ops_active && busy == r->busy_active &&
+                 memcmp(a, &r->w->busy, sizeof a) == 0;
     return rc;
 }
 

@@ -46,6 +46,8 @@ void fz_epoch_open(fz_run *r)
         MPI_Win_sync_ops_init(r->right, MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET,
                               r->w->all[r->right], win, MPI_INFO_NULL, &r->ops_active);
         MPI_Start(&r->ops_active);
+        MPI_Win_sync_object_init(r->w->busy, 1, win, MPI_INFO_NULL, &r->busy_active);
+        MPI_Start(&r->busy_active);
         break;
     default:
         break;
@@ -97,6 +99,9 @@ void fz_epoch_close(fz_run *r)
         MPI_Wait(&r->obj_active, MPI_STATUS_IGNORE);
         MPI_Request_free(&r->ops_active);
         MPI_Request_free(&r->obj_active);
+        MPI_Cancel(&r->busy_active);
+        MPI_Wait(&r->busy_active, MPI_STATUS_IGNORE);
+        MPI_Request_free(&r->busy_active);
         break;
     default:
         break;

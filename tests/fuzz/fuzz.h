@@ -56,6 +56,7 @@ typedef struct {
     int model[FZ_NW]; /* what this rank's window must hold */
     int last[2];      /* the batch whose valid puts slot s holds; -1: none yet */
     MPI_Sync mine, stale; /* my counter on it; one I allocated and freed */
+    MPI_Sync busy;        /* a counter of mine nobody bumps (CX_COUNTER arms a request on it) */
     MPI_Sync *all, *all_stale; /* every rank's */
     MPI_Request ops_req, obj_req; /* inactive: sync-ops to right, sync-object of count 1 */
 } fz_win;
@@ -71,7 +72,8 @@ uint64_t fz_checksum(const void *p, size_t n);
 
 /* ---- epoch contexts (epochs.c) ---- */
 /* CX_COUNTER: a sync-ops request for puts and gets started to right, and a sync-object request
- * armed on my counter for left's (docs/specification.md section 6). */
+ * armed on my counter for left's (docs/specification.md section 6); one more armed on a counter
+ * nobody bumps, for the misuse of an armed request (the first may complete at any time). */
 typedef enum { CX_NONE, CX_FENCE, CX_LOCK, CX_LOCK_ALL, CX_PSCW, CX_COUNTER, CX_COUNT } fz_context;
 extern const char *const fz_context_name[CX_COUNT];
 
@@ -94,6 +96,7 @@ typedef struct {
     int nbad_op;
     MPI_Request p2p;    /* an inactive persistent point-to-point request */
     MPI_Request ops_active, obj_active; /* CX_COUNTER's started requests */
+    MPI_Request busy_active; /* ... and one armed on w->busy, which never completes */
 } fz_run;
 
 /* One erroneous (or, for MPI_PROC_NULL, valid) call: its description, the class expected. */

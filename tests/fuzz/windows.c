@@ -51,6 +51,7 @@ static void create_one(fz_win *w, fz_flavor fl, int rank, int nprocs)
     w->all_stale = calloc((size_t)nprocs, sizeof(MPI_Sync));
     MPI_Win_Sync_alloc_objects(1, &w->mine, w->win, MPI_INFO_NULL);
     MPI_Win_Sync_alloc_objects(1, &w->stale, w->win, MPI_INFO_NULL);
+    MPI_Win_Sync_alloc_objects(1, &w->busy, w->win, MPI_INFO_NULL);
     MPI_Sync freed = w->stale;
     MPI_Win_Sync_free_objects(1, &freed, w->win); /* w->stale keeps the old value */
     MPI_Allgather(&w->mine, 1, MPI_Handle_sync, w->all, 1, MPI_Handle_sync, MPI_COMM_WORLD);
@@ -79,6 +80,7 @@ void fz_windows_free(fz_win w[FL_COUNT])
         MPI_Request_free(&w[f].ops_req);
         MPI_Request_free(&w[f].obj_req);
         MPI_Win_Sync_free_objects(1, &w[f].mine, w[f].win);
+        MPI_Win_Sync_free_objects(1, &w[f].busy, w[f].win);
         if (w[f].flavor == FL_DYNAMIC)
             MPI_Win_detach(w[f].win, w[f].mem);
         MPI_Win_free(&w[f].win);
