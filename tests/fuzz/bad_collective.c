@@ -1,7 +1,7 @@
 /* bad_collective.c - erroneous collective calls. Every rank makes the same call at the same point
  * (the batch's shared stream chooses it), and its error is certain on every rank: a bad
  * assertion, a fence or MPI_Win_free inside another epoch, window creation with a bad size,
- * unit, base or communicator, MPI_Win_change_comm with a peer_rank outside new_comm or while
+ * unit or communicator, MPI_Win_change_comm with a peer_rank outside new_comm or while
  * every rank holds a lock (docs/specification.md sections 2, 5, 11). None is made by one rank
  * alone: a collective that wrongly succeeded there would wait for the others forever. */
 #include "fuzz.h"
@@ -26,12 +26,9 @@ static void creation(fz_run *r, fz_rng *g, fz_call *c, int *rc, int *untouched)
         c->expect = MPI_ERR_DISP;
         *rc = MPI_Win_create(buf, sizeof buf, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
         break;
+    /* Not fuzzed: a NULL base with a non-zero size. flexrma raises MPI_ERR_ARG (as MPICH 4.0
+     * does), but Open MPI 4.1 creates that window, so flexrma is stricter than it there. */
     case 2:
-        snprintf(c->fn, sizeof c->fn, "MPI_Win_create");
-        snprintf(c->what, sizeof c->what, "a NULL base with 64 bytes");
-        c->expect = MPI_ERR_ARG;
-        *rc = MPI_Win_create(NULL, 64, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-        break;
     case 3:
         snprintf(c->fn, sizeof c->fn, "MPI_Win_create");
         snprintf(c->what, sizeof c->what, "comm is MPI_COMM_NULL");
