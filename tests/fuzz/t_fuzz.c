@@ -194,8 +194,8 @@ static int windows_checked(fz_run *r)
             memcpy(w->model, w->mem, sizeof w->model); /* one report per change */
         }
         for (int i = 0; i < nlog; i++)
-            if (batch_log[i].target == q || batch_log[i].target < 0)
-                fprintf(stderr, "t_fuzz:   rank %d's call in that batch: %s: %s\n", r->rank,
+            if (batch_log[i].target == q)
+                fprintf(stderr, "t_fuzz:   rank %d aimed there in that batch: %s: %s\n", r->rank,
                         batch_log[i].fn, batch_log[i].what);
     }
     return changed;
