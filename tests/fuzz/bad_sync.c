@@ -240,10 +240,22 @@ void fz_bad_window(fz_run *r)
     fz_call c = {.target = -1};
     int rc, untouched = 1;
     static int spare[8];
-    if (w->flavor != FL_DYNAMIC) {
+    int query_ok = w->flavor == FL_SHARED;
+    if (query_ok && fz_below(g, 3) == 0) {
+        MPI_Aint size = -5;
+        int unit = -5;
+        void *base = spare;
+        const int bad[] = {r->nprocs, r->nprocs + 9, -3, -77};
+        int t = bad[fz_below(g, 4)];
+        snprintf(c.fn, sizeof c.fn, "MPI_Win_shared_query");
+        snprintf(c.what, sizeof c.what, "rank %d (not MPI_PROC_NULL)", t);
+        c.expect = MPI_ERR_RANK;
+        rc = MPI_Win_shared_query(w->win, t, &size, &unit, &base);
+        untouched = size == -5 && unit == -5 && base == spare;
+    } else if (w->flavor != FL_DYNAMIC) {
         c.expect = MPI_ERR_RMA_FLAVOR;
         snprintf(c.what, sizeof c.what, "on a window of MPI_Win_%s", fz_flavor_name[w->flavor]);
-        switch (fz_below(g, 3)) {
+        switch (fz_below(g, query_ok ? 2 : 3)) {
         case 0:
             snprintf(c.fn, sizeof c.fn, "MPI_Win_attach");
             rc = MPI_Win_attach(w->win, spare, sizeof spare);

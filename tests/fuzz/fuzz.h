@@ -44,7 +44,7 @@ static inline fz_rng fz_stream(uint64_t seed, int batch, int who)
 #define FZ_BAIT 64  /* ints [FZ_BAIT, FZ_NW): where erroneous calls aim */
 #define FZ_MAX_RANKS 16
 
-typedef enum { FL_CREATE, FL_ALLOCATE, FL_DYNAMIC, FL_COUNT } fz_flavor;
+typedef enum { FL_CREATE, FL_ALLOCATE, FL_DYNAMIC, FL_SHARED, FL_COUNT } fz_flavor;
 extern const char *const fz_flavor_name[FL_COUNT];
 
 typedef struct {

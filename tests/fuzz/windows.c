@@ -1,13 +1,14 @@
 /* windows.c - the fuzzer's windows: one of each flavor over MPI_COMM_WORLD, FZ_NW ints per rank
  * (MPI_Win_create over MPI_Alloc_mem memory with unit 4, MPI_Win_allocate with unit 1,
- * MPI_Win_create_dynamic with one attached region addressed by its address), each with one
- * counter per rank and one counter per rank that its owner has freed. */
+ * MPI_Win_create_dynamic with one attached region addressed by its address,
+ * MPI_Win_allocate_shared with unit 1: the ranks of a test run on one node), each with one
+ * counter per rank, one that its owner has freed and one nobody bumps. */
 #include "fuzz.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-const char *const fz_flavor_name[FL_COUNT] = {"create", "allocate", "dynamic"};
+const char *const fz_flavor_name[FL_COUNT] = {"create", "allocate", "dynamic", "allocate_shared"};
 
 /* Initial contents: slots zero, the bait region a pattern of the owner. */
 static void fill_initial(int *p, int rank)
@@ -32,6 +33,10 @@ static void create_one(fz_win *w, fz_flavor fl, int rank, int nprocs)
     case FL_ALLOCATE:
         w->unit = 1;
         MPI_Win_allocate(bytes, w->unit, MPI_INFO_NULL, MPI_COMM_WORLD, &w->mem, &w->win);
+        break;
+    case FL_SHARED:
+        w->unit = 1;
+        MPI_Win_allocate_shared(bytes, w->unit, MPI_INFO_NULL, MPI_COMM_WORLD, &w->mem, &w->win);
         break;
     default:
         w->unit = 1;
@@ -84,7 +89,7 @@ void fz_windows_free(fz_win w[FL_COUNT])
         if (w[f].flavor == FL_DYNAMIC)
             MPI_Win_detach(w[f].win, w[f].mem);
         MPI_Win_free(&w[f].win);
-        if (w[f].flavor != FL_ALLOCATE)
+        if (w[f].flavor == FL_CREATE || w[f].flavor == FL_DYNAMIC)
             MPI_Free_mem(w[f].mem);
         free(w[f].base);
         free(w[f].all);
