@@ -171,7 +171,7 @@ void fz_bad_counter(fz_run *r)
         int delta = 1;
         snprintf(c.fn, sizeof c.fn, "MPIX_Win_sync_object_change_count");
         c.expect = MPI_ERR_REQUEST;
-        switch (fz_below(g, 4)) {
+        switch (fz_below(g, 5)) {
         case 0:
             q = MPI_REQUEST_NULL;
             snprintf(c.what, sizeof c.what, "MPI_REQUEST_NULL (a freed request)");
@@ -180,6 +180,14 @@ void fz_bad_counter(fz_run *r)
             q = r->p2p;
             snprintf(c.what, sizeof c.what, "a persistent point-to-point request");
             break;
+        case 4: {
+            MPI_Request null = MPI_REQUEST_NULL;
+            snprintf(c.fn, sizeof c.fn, "MPI_Start");
+            snprintf(c.what, sizeof c.what, "of MPI_REQUEST_NULL (a freed request)");
+            rc = MPI_Start(&null);
+            untouched = null == MPI_REQUEST_NULL;
+            goto checked;
+        }
         case 2:
             q = w->ops_req;
             snprintf(c.what, sizeof c.what, "a sync-ops request");
@@ -236,6 +244,7 @@ void fz_bad_counter(fz_run *r)
         break;
     }
     }
+checked:
     untouched &= req == MPI_REQUEST_NULL;
     fz_check(r, &c, rc, untouched);
 }

@@ -209,10 +209,16 @@ void fz_bad_rma(fz_run *r)
     a.req = kinds[k].req ? &req : NULL;
     fz_call c = {.expect = MPI_SUCCESS};
     snprintf(c.fn, sizeof c.fn, "%s", kinds[k].name);
+    c.what[0] = '\0';
 
     /* valid base arguments */
     static const MPI_Op ops[] = {MPI_SUM, MPI_REPLACE, MPI_MAX, MPI_MIN};
     a.op = ops[fz_below(g, 4)];
+    /* MPI_NO_OP only fetches, and the origin arguments are ignored (MPI-3.1 11.3.4): no
+     * mutation of them then */
+    int no_op = kinds[k].fetch && k != K_CAS && fz_below(g, 5) == 0;
+    if (no_op)
+        a.op = MPI_NO_OP;
     int single = k == K_FOP || k == K_CAS;
     int pick = fz_below(g, single ? 2 : 3);
     a.tt = pick == 0 ? MPI_INT : pick == 1 ? MPI_DOUBLE : r->contig2;
@@ -234,14 +240,17 @@ void fz_bad_rma(fz_run *r)
         m = fz_below(g, NMUT);
         int ok = base_ok;
         switch (m) {
-        case OCOUNT: case TCOUNT: case OTYPE: case SIZE:
+        case TCOUNT:
             ok &= kinds[k].counts;
+            break;
+        case OCOUNT: case OTYPE: case SIZE:
+            ok &= kinds[k].counts && !no_op;
             break;
         case RCOUNT: case RTYPE: case RSIZE: case RELEM:
             ok &= kinds[k].fetch && kinds[k].counts;
             break;
         case ELEM:
-            ok &= kinds[k].acc && kinds[k].counts;
+            ok &= kinds[k].acc && kinds[k].counts && !no_op;
             break;
         case CAS_TYPE:
             ok &= k == K_CAS;
@@ -301,7 +310,10 @@ void fz_bad_rma(fz_run *r)
                             : single ? "datatype" : "target_datatype";
         *(m == OTYPE ? &a.ot : m == RTYPE ? &a.rt : &a.tt) = t;
         c.expect = MPI_ERR_TYPE;
-        snprintf(c.what, sizeof c.what, "%s is %s", which, how);
+        int zero = kinds[k].counts && fz_below(g, 4) == 0; /* nothing would move */
+        if (zero)
+            a.oc = a.tc = a.rc = 0;
+        snprintf(c.what, sizeof c.what, "%s is %s%s", which, how, zero ? ", all counts 0" : "");
         break;
     }
     case SIZE:
@@ -433,6 +445,10 @@ void fz_bad_rma(fz_run *r)
         break;
     }
 
+    if (no_op) {
+        size_t n = strlen(c.what);
+        snprintf(c.what + n, sizeof c.what - n, " (op MPI_NO_OP)");
+    }
     unsigned char sink_before[sizeof r->sink];
     memcpy(sink_before, r->sink, sizeof sink_before);
     int rc = issue(r, &a);
