@@ -1,8 +1,8 @@
 /* bad_collective.c - erroneous collective calls. Every rank makes the same call at the same point
  * (the batch's shared stream chooses it), and its error is certain on every rank: a bad
  * assertion, a fence or MPI_Win_free inside another epoch, window creation with a bad size,
- * unit or communicator, MPI_Win_change_comm with a peer_rank outside new_comm or while
- * every rank holds a lock (docs/specification.md sections 2, 5, 11). None is made by one rank
+ * unit or communicator, MPI_Win_change_comm with a peer_rank outside new_comm or while every
+ * rank has an epoch open or a sync request active (docs/specification.md sections 2, 5, 6, 11). None is made by one rank
  * alone: a collective that wrongly succeeded there would wait for the others forever. */
 #include "fuzz.h"
 
