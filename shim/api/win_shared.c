@@ -13,6 +13,7 @@
  * (fr_shared.maps). FLEXRMA_NATIVE_FLAVORS=shared leaves the call to the MPI library. */
 #include "alloc_mem.h"
 #include "core/next.h"
+#include "node/node_comm.h"
 #include "node/shm_map.h"
 #include "progress/entry.h"
 #include "transport/direct.h"
@@ -163,7 +164,7 @@ int fr_shared_one_node(MPI_Comm comm)
     MPI_Comm node;
     int size, node_size, all = 0;
     PMPI_Comm_size(comm, &size);
-    FR_CHECK_MPI(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    fr_node_comm(comm, &node);
     PMPI_Comm_size(node, &node_size);
     PMPI_Comm_free(&node);
     int mine = node_size == size;

@@ -23,7 +23,8 @@ typedef struct fr_shared fr_shared;
 
 /* Where this process's part of w lies. */
 void fr_shared_where_mine(const fr_win *w, fr_shared_where *out);
-/* 1 if every process of comm is on this process's node. Collective over comm. */
+/* 1 if every process of comm is a node peer of this one (node/node_comm.h). Collective over
+ * comm. */
 int fr_shared_one_node(MPI_Comm comm);
 /* The parts of the members all[0..n) (this process is all[me]) mapped here, into *out, without
  * changing w. Errors: FR_ERR_SHARED (a segment cannot be mapped: its process no longer holds

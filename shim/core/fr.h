@@ -42,6 +42,8 @@ typedef struct fr_options {
     size_t am_inbox;    /* FLEXRMA_AM_INBOX: bytes of the receive posted for batches sent as
                            messages (at least 64); bigger batches go after their length */
     unsigned native_flavors; /* FLEXRMA_NATIVE_FLAVORS: FR_FLAVOR_* bits left to the library */
+    int test_nodes;     /* FLEXRMA_TEST_NODES=K, a test switch: MPI_COMM_WORLD split into K
+                           simulated nodes (node/node_comm.h); 0: off */
 } fr_options;
 
 /* Window flavors flexrma can hand back to the MPI library (FLEXRMA_NATIVE_FLAVORS). Shared and

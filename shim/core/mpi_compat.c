@@ -24,6 +24,38 @@ int fr_mpi_reduce_aborts(MPI_Op op, MPI_Datatype type)
     return logical && c_floating && library_is_mpich();
 }
 
+/* Elements of unsigned integer types, compared as such; memcpy: inout may be a window's bytes
+ * at any offset. */
+#define MIN_MAX(T)                                                                                \
+    do {                                                                                          \
+        for (int i = 0; i < n; i++) {                                                             \
+            T a, b;                                                                               \
+            memcpy(&a, (const char *)in + (size_t)i * sizeof(T), sizeof(T));                      \
+            memcpy(&b, (char *)inout + (size_t)i * sizeof(T), sizeof(T));                         \
+            if (max ? a > b : a < b)                                                              \
+                memcpy((char *)inout + (size_t)i * sizeof(T), &a, sizeof(T));                     \
+        }                                                                                         \
+        return MPI_SUCCESS;                                                                       \
+    } while (0)
+
+int fr_mpi_reduce_local(const void *in, void *inout, int n, MPI_Datatype type, MPI_Op op)
+{
+    if (op == MPI_MIN || op == MPI_MAX) {
+        const int max = op == MPI_MAX;
+        if (type == MPI_UNSIGNED_CHAR || type == MPI_UINT8_T)
+            MIN_MAX(uint8_t);
+        if (type == MPI_UNSIGNED_SHORT || type == MPI_UINT16_T)
+            MIN_MAX(uint16_t);
+        if (type == MPI_UNSIGNED || type == MPI_UINT32_T)
+            MIN_MAX(uint32_t);
+        if (type == MPI_UINT64_T || type == MPI_UNSIGNED_LONG_LONG)
+            MIN_MAX(uint64_t);
+        if (type == MPI_UNSIGNED_LONG)
+            MIN_MAX(unsigned long);
+    }
+    return PMPI_Reduce_local(in, inout, n, type, op);
+}
+
 int fr_mpi_pack_view(const void *buf, MPI_Datatype type, const void **base, MPI_Datatype *view)
 {
     *base = buf;

@@ -12,6 +12,11 @@
  * of them asserts (src/mpi/coll/op/opland.c, oplor.c). Those pairs are not asked; they are
  * refused, as MPI (logical operations: C integer and logical types only) refuses them.
  *
+ * MPI_MIN and MPI_MAX on unsigned integers. MPICH 4.0.2 (Debian 12's) compares every unsigned
+ * integer type as the signed type of its size (its yaksa reduction; pmodels/mpich#6083, fixed
+ * in 4.1), and Open MPI 4.1.2 did the same for MPI_UNSIGNED_LONG (open-mpi/ompi#10525). flexrma
+ * compares them itself, on every library: a plain loop, as fast as the library's.
+ *
  * Packing from MPI_BOTTOM. MPI lets MPI_Pack and MPI_Unpack take MPI_BOTTOM with a datatype of
  * absolute addresses (MPI_Get_address displacements), and programs put and get from there.
  * MPICH 4.0 refuses a NULL buffer ("Null pointer in parameter inbuf") whatever the type; there
@@ -38,6 +43,10 @@ static inline uint64_t fr_handle_bytes_key(const void *handle, size_t n)
 /* Whether asking the library's MPI_Reduce_local to reduce one element of `type` with `op`
  * would abort the process rather than answer. */
 int fr_mpi_reduce_aborts(MPI_Op op, MPI_Datatype type);
+
+/* MPI_Reduce_local(in, inout, n, type, op) for a predefined `type`, right also where the
+ * library is wrong (MPI_MIN and MPI_MAX on unsigned integers, above). */
+int fr_mpi_reduce_local(const void *in, void *inout, int n, MPI_Datatype type, MPI_Op op);
 
 /* The buffer and datatype to hand MPI_Pack/MPI_Unpack for the data `buf` and `type` describe:
  * `buf` and `type` themselves, except for MPI_BOTTOM where the library refuses it; then a

@@ -2,6 +2,7 @@
  * flexrma is in charge, and the engine lock. */
 #include "fr.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,20 @@ static fr_transport_mode env_transport(const char *name)
     return FR_TRANSPORT_AUTO;
 }
 
+/* FLEXRMA_TEST_NODES: a number of simulated nodes, at least 1; anything else is off. */
+static int env_test_nodes(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long k = strtol(v, &end, 10);
+    if (*end == '\0' && k >= 1 && k <= INT_MAX)
+        return (int)k;
+    fprintf(stderr, "flexrma: %s=%s is not a number of nodes (1 or more); ignored\n", name, v);
+    return 0;
+}
+
 /* A comma-separated subset of allocate, shared, dynamic. */
 static unsigned env_flavors(const char *name)
 {
@@ -90,6 +105,7 @@ void fr_options_read(void)
     fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
     fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
     fr_opt.native_flavors = env_flavors("FLEXRMA_NATIVE_FLAVORS");
+    fr_opt.test_nodes = env_test_nodes("FLEXRMA_TEST_NODES");
     if (fr_opt.am_inbox < 64)
         fr_opt.am_inbox = 64;
     if (fr_opt.am_inbox > INT32_MAX)

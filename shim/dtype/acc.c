@@ -231,7 +231,7 @@ static int move_elems(const void *from, void *to, size_t n, const fr_dtype *e)
 
 int fr_acc_reduce_local(const acc_run *a, const void *in, void *inout, size_t n)
 {
-    if (PMPI_Reduce_local(in, inout, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
+    if (fr_mpi_reduce_local(in, inout, (int)n, a->e->handle, a->op) != MPI_SUCCESS)
         return fr_errorf(FR_ERR_INTERN, "MPI_Reduce_local failed");
     return MPI_SUCCESS;
 }

@@ -28,6 +28,7 @@
  * Large put/get/accumulate data (beyond FLEXRMA_EAGER_MAX) still moves in MPI messages of its
  * own, on its own tag; their order relative to the batches never mattered. */
 #include "core/next.h"
+#include "node/node_comm.h"
 #include "node/shm_map.h"
 #include "node/shm_ring.h"
 #include "node/shm_seg.h"
@@ -87,13 +88,13 @@ static void dispatch(void *arg, const unsigned char *msg, size_t len)
 
 /* ---- creation ---- */
 
-/* My node: its size and the window rank of its first member. */
+/* My node (node_comm.h): its size and the window rank of its first member. */
 static void find_node(fr_win *w, int *size, int *first)
 {
     MPI_Comm node;
     MPI_Group g;
     int zero = 0;
-    FR_CHECK_MPI(PMPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    fr_node_comm(w->comm, &node);
     PMPI_Comm_size(node, size);
     PMPI_Comm_group(node, &g);
     FR_CHECK_MPI(PMPI_Group_translate_ranks(g, 1, &zero, w->group, first));
@@ -189,8 +190,8 @@ int fr_chan_create(fr_win *w)
             i += r < w->rank && all[r].node == first;
             members += all[r].node == first;
         }
-        if (members != node_size) /* split_type and the published node ids disagree */
-            fr_fatal("window on %d ranks: %d members name my node, MPI_Comm_split_type found %d",
+        if (members != node_size) /* fr_node_comm and the published node ids disagree */
+            fr_fatal("window on %d ranks: %d members name my node, fr_node_comm found %d",
                      w->size, members, node_size);
         for (int r = 0, j = 0, s = 0; r < w->size; r++) {
             if (all[r].node != first)

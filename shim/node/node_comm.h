@@ -1,0 +1,19 @@
+/* node_comm.h - which processes are this process's node peers: the one rule every part of flexrma
+ * that shares memory with other processes follows (the packet channel, single-copy access, the
+ * shared state block, MPI_Win_allocate_shared).
+ *
+ * Node peers are the processes of MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). The test switch
+ * FLEXRMA_TEST_NODES=K (fr_opt.test_nodes) splits them further into simulated nodes, so that
+ * one machine can test windows that mix node peers and processes of other nodes: world rank r
+ * is on simulated node r * K / world size, and processes on different simulated nodes are, to
+ * flexrma, on different nodes. A spawned process counts by its own MPI_COMM_WORLD. */
+#ifndef FR_NODE_COMM_H
+#define FR_NODE_COMM_H
+
+#include "core/fr.h"
+
+/* The processes of comm that are node peers of this one (this one included), as a new
+ * communicator in comm's order, which the caller frees. Collective over comm. */
+void fr_node_comm(MPI_Comm comm, MPI_Comm *node);
+
+#endif
