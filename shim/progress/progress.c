@@ -130,12 +130,15 @@ void fr_wait_request(MPI_Request *req) { fr_wait_until(request_done, req); }
 
 /* ---- the agent thread (FLEXRMA_ASYNC_PROGRESS=1) ---- */
 static pthread_t agent;
-static volatile int agent_running, agent_stop;
+static int agent_running;
+/* Set by the thread in MPI_Finalize while the agent reads it, neither holding the engine lock:
+ * atomic (volatile is not, and TSan said so). Relaxed: pthread_join orders the rest. */
+static int agent_stop;
 
 static void *agent_main(void *arg)
 {
     unsigned idle = 0;
-    while (!agent_stop) {
+    while (!__atomic_load_n(&agent_stop, __ATOMIC_RELAXED)) {
         FR_ENTER();
         int events = fr_active ? fr_progress() : 0;
         FR_LEAVE();
@@ -154,7 +157,7 @@ static void *agent_main(void *arg)
 
 int fr_agent_start(void)
 {
-    agent_stop = 0;
+    __atomic_store_n(&agent_stop, 0, __ATOMIC_RELAXED);
     if (pthread_create(&agent, NULL, agent_main, NULL) != 0)
         fr_fatal("cannot start the progress agent thread");
     agent_running = 1;
@@ -165,7 +168,7 @@ void fr_agent_stop(void)
 {
     if (!agent_running)
         return;
-    agent_stop = 1;
+    __atomic_store_n(&agent_stop, 1, __ATOMIC_RELAXED);
     pthread_join(agent, NULL);
     agent_running = 0;
 }
