@@ -18,6 +18,8 @@ static MPI_Request *reqs;
 static pending *waiters;
 static int *done_idx;
 static MPI_Status *done_st;
+/* Changed under the engine lock, but fr_progress_needed reads it without (the hooks ask it before
+ * they decide to lock): stores and that load are atomic, relaxed (a hint; see there). */
 static int npending, cap_pending;
 
 unsigned fr_entry_calls; /* entry.h: calls since start, to poll every few of them */
@@ -34,12 +36,20 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx)
     }
     reqs[npending] = req;
     waiters[npending] = (pending){fn, ctx};
-    npending++;
+    __atomic_store_n(&npending, npending + 1, __ATOMIC_RELAXED);
 }
 
 int fr_pending_count(void) { return npending; }
 
-int fr_progress_needed(void) { return fr_nwindows > 0 || npending > 0 || fr_req_any(); }
+/* Without the engine lock: a blocking MPI call of one thread asks it while another thread (in
+ * MPI_THREAD_MULTIPLE) may be changing the counts under the lock, so they are read atomically.
+ * A count that is just changing by another thread's call may be seen either way, as it could if
+ * the calls ran in the other order; what this thread itself did it always sees. */
+int fr_progress_needed(void)
+{
+    return __atomic_load_n(&fr_nwindows, __ATOMIC_RELAXED) > 0 ||
+           __atomic_load_n(&npending, __ATOMIC_RELAXED) > 0 || fr_req_any();
+}
 
 /* Complete what finished. Callbacks may add requests, so the finished entries are taken out
  * of the table first and called afterwards. */
@@ -64,7 +74,7 @@ static int complete_pending(void)
             waiters[k] = waiters[i];
             k++;
         }
-    npending = k;
+    __atomic_store_n(&npending, k, __ATOMIC_RELAXED);
     for (int i = 0; i < outcount; i++)
         done[i].fn(done[i].ctx, &st[i]);
     return outcount;
