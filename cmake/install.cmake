@@ -34,17 +34,24 @@ if(NOT TARGET flexrma::flexrma)
 endif()
 
 # ---- libraries that must precede libflexrma in LD_PRELOAD ----
-# A sanitizer build of libflexrma needs the ASan runtime loaded first when it is preloaded into a
-# program that is not itself built with ASan. Only GCC's shared libasan is handled.
+# A sanitizer build of libflexrma needs its runtime (ASan's, or TSan's for FLEXRMA_SANITIZE=thread)
+# loaded first when it is preloaded into a program that is not itself built with it. Only GCC's
+# shared libasan and libtsan are handled.
 set(FLEXRMA_PRELOAD_FIRST "")
-if(FLEXRMA_SANITIZE AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
-                  OUTPUT_VARIABLE _flexrma_asan OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(IS_ABSOLUTE "${_flexrma_asan}" AND EXISTS "${_flexrma_asan}")
-    get_filename_component(_flexrma_asan "${_flexrma_asan}" REALPATH)
-    set(FLEXRMA_PRELOAD_FIRST "${_flexrma_asan}")
+if(FLEXRMA_SANITIZER AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  if(FLEXRMA_SANITIZER STREQUAL "thread")
+    set(_flexrma_san_lib libtsan.so)
   else()
-    message(WARNING "flexrma: libasan.so not found; flexrma-run will not preload the ASan runtime")
+    set(_flexrma_san_lib libasan.so)
+  endif()
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=${_flexrma_san_lib}
+                  OUTPUT_VARIABLE _flexrma_san_path OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(IS_ABSOLUTE "${_flexrma_san_path}" AND EXISTS "${_flexrma_san_path}")
+    get_filename_component(_flexrma_san_path "${_flexrma_san_path}" REALPATH)
+    set(FLEXRMA_PRELOAD_FIRST "${_flexrma_san_path}")
+  else()
+    message(WARNING "flexrma: ${_flexrma_san_lib} not found; flexrma-run will not preload the "
+                    "sanitizer runtime")
   endif()
 endif()
 

@@ -18,6 +18,8 @@ static MPI_Request *reqs;
 static pending *waiters;
 static int *done_idx;
 static MPI_Status *done_st;
+/* Changed under the engine lock, but fr_progress_needed reads it without (the hooks ask it before
+ * they decide to lock): stores and that load are atomic, relaxed (a hint; see there). */
 static int npending, cap_pending;
 
 unsigned fr_entry_calls; /* entry.h: calls since start, to poll every few of them */
@@ -34,12 +36,20 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx)
     }
     reqs[npending] = req;
     waiters[npending] = (pending){fn, ctx};
-    npending++;
+    __atomic_store_n(&npending, npending + 1, __ATOMIC_RELAXED);
 }
 
 int fr_pending_count(void) { return npending; }
 
-int fr_progress_needed(void) { return fr_nwindows > 0 || npending > 0 || fr_req_any(); }
+/* Without the engine lock: a blocking MPI call of one thread asks it while another thread (in
+ * MPI_THREAD_MULTIPLE) may be changing the counts under the lock, so they are read atomically.
+ * A count that is just changing by another thread's call may be seen either way, as it could if
+ * the calls ran in the other order; what this thread itself did it always sees. */
+int fr_progress_needed(void)
+{
+    return __atomic_load_n(&fr_nwindows, __ATOMIC_RELAXED) > 0 ||
+           __atomic_load_n(&npending, __ATOMIC_RELAXED) > 0 || fr_req_any();
+}
 
 /* Complete what finished. Callbacks may add requests, so the finished entries are taken out
  * of the table first and called afterwards. */
@@ -64,7 +74,7 @@ static int complete_pending(void)
             waiters[k] = waiters[i];
             k++;
         }
-    npending = k;
+    __atomic_store_n(&npending, k, __ATOMIC_RELAXED);
     for (int i = 0; i < outcount; i++)
         done[i].fn(done[i].ctx, &st[i]);
     return outcount;
@@ -130,12 +140,15 @@ void fr_wait_request(MPI_Request *req) { fr_wait_until(request_done, req); }
 
 /* ---- the agent thread (FLEXRMA_ASYNC_PROGRESS=1) ---- */
 static pthread_t agent;
-static volatile int agent_running, agent_stop;
+static int agent_running;
+/* Set by the thread in MPI_Finalize while the agent reads it, neither holding the engine lock:
+ * atomic (volatile is not, and TSan said so). Relaxed: pthread_join orders the rest. */
+static int agent_stop;
 
 static void *agent_main(void *arg)
 {
     unsigned idle = 0;
-    while (!agent_stop) {
+    while (!__atomic_load_n(&agent_stop, __ATOMIC_RELAXED)) {
         FR_ENTER();
         int events = fr_active ? fr_progress() : 0;
         FR_LEAVE();
@@ -154,7 +167,7 @@ static void *agent_main(void *arg)
 
 int fr_agent_start(void)
 {
-    agent_stop = 0;
+    __atomic_store_n(&agent_stop, 0, __ATOMIC_RELAXED);
     if (pthread_create(&agent, NULL, agent_main, NULL) != 0)
         fr_fatal("cannot start the progress agent thread");
     agent_running = 1;
@@ -165,7 +178,7 @@ void fr_agent_stop(void)
 {
     if (!agent_running)
         return;
-    agent_stop = 1;
+    __atomic_store_n(&agent_stop, 1, __ATOMIC_RELAXED);
     pthread_join(agent, NULL);
     agent_running = 0;
 }

@@ -11,6 +11,10 @@ static MPI_Comm req_comm = MPI_COMM_NULL; /* private duplicate of MPI_COMM_SELF 
 static fr_u64map by_handle;               /* the application's handle -> fr_req */
 static fr_u64map tags_used;               /* tags of live handles (requests and the pool) */
 static int next_tag = 1, tag_ub;
+/* Requests alive. Changed under the engine lock, but fr_req_any reads it without: the hooks of
+ * every MPI request function ask it first, and the progress agent (or another thread) may be
+ * releasing a request meanwhile. So its stores and that load are atomic, relaxed: a request this
+ * thread can name (it made it, or got its handle from the thread that did) is always counted. */
 static int nreqs;
 static fr_req *detached;                  /* freed while active, still advancing */
 
@@ -31,7 +35,7 @@ static uint64_t handle_key(MPI_Request h)
     return k;
 }
 
-int fr_req_any(void) { return nreqs > 0; }
+int fr_req_any(void) { return __atomic_load_n(&nreqs, __ATOMIC_RELAXED) > 0; }
 
 fr_req *fr_req_lookup(MPI_Request handle)
 {
@@ -119,7 +123,7 @@ fr_req *fr_req_new(const fr_req_class *cls, fr_win *w, int persistent, size_t si
     new_handle(r);
     fr_u64map_put(&by_handle, handle_key(r->handle), r);
     list_add(&w->reqs, r);
-    nreqs++;
+    __atomic_store_n(&nreqs, nreqs + 1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -134,7 +138,7 @@ static void release(fr_req *r)
         list_del(&r->w->reqs, r);
     if (!r->detached)
         fr_u64map_del(&by_handle, handle_key(r->handle));
-    nreqs--;
+    __atomic_store_n(&nreqs, nreqs - 1, __ATOMIC_RELAXED);
     free(r);
 }
 

@@ -4,7 +4,7 @@
 #include "core/mpi_compat.h"
 
 fr_win *fr_windows;
-int fr_nwindows;
+int fr_nwindows; /* stored atomically: fr_progress_needed reads it without the engine lock */
 static fr_u64map win_map;  /* carrier handle -> fr_win */
 static fr_win *last_found; /* a program uses one window call after call; under the engine lock */
 
@@ -29,7 +29,7 @@ void fr_win_register(fr_win *w)
     if (fr_windows)
         fr_windows->prev = w;
     fr_windows = w;
-    fr_nwindows++;
+    __atomic_store_n(&fr_nwindows, fr_nwindows + 1, __ATOMIC_RELAXED);
 }
 
 void fr_win_unregister(fr_win *w)
@@ -43,7 +43,7 @@ void fr_win_unregister(fr_win *w)
         fr_windows = w->next;
     if (w->next)
         w->next->prev = w->prev;
-    fr_nwindows--;
+    __atomic_store_n(&fr_nwindows, fr_nwindows - 1, __ATOMIC_RELAXED);
 }
 
 int fr_not_flexrma_win(MPI_Win win, const char *call)

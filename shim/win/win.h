@@ -329,7 +329,8 @@ int fr_win_hints_info(const fr_win_hints *h, MPI_Info *info);
 /* Window lookup on every call: the flexrma window behind a user handle, or NULL for a native
  * window (which the entry points then pass through to PMPI). */
 fr_win *fr_win_lookup(MPI_Win handle);
-/* Live windows, for the progress engine. */
+/* Live windows, for the progress engine. fr_nwindows changes under the engine lock with atomic
+ * stores, and may be read atomically without it (fr_progress_needed). */
 extern fr_win *fr_windows;
 extern int fr_nwindows;
 /* A window made (MPI_Win_create) joins both; a window freed leaves them. */

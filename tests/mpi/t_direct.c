@@ -319,13 +319,17 @@ static void settle(MPI_Win win)
 {
     fr_win *w = fr_win_lookup(win);
     const fr_peer *p = &w->peers[1];
+    /* The peer's state is the engine's: read under the engine lock, which the progress agent
+     * holds while it writes it (.async). */
+    FR_ENTER();
     for (long spins = 0; direct_on && (!fr_peer_settled(p) || p->acks_got < p->acks_asked) &&
                          spins < 100000000;
          spins++) {
-        FR_ENTER();
         fr_progress();
         FR_LEAVE();
+        FR_ENTER();
     }
+    FR_LEAVE();
 }
 
 /* Rank 0 accesses rank 1's window in five post/start/complete/wait epochs, rank 1 (or 0) posting
