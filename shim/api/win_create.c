@@ -248,6 +248,7 @@ static void win_destroy(fr_win *w)
     fr_win_peers_free(w);
     fr_win_groups_free(w);
     free(w->lk_queue);
+    free(w->lk_order);
     fr_regions_free(&w->attached);
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);

@@ -74,7 +74,13 @@ static void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
 {
     switch (p->type) {
     case FR_PKT_LOCK:
-        fr_target_lock(w, src, p->lock_type);
+        fr_target_lock(w, src, p->lock_type, (p->flags & FR_PKTF_TELL) != 0);
+        break;
+    case FR_PKT_LOCK_ASK:
+        fr_target_lock_ask(w, src);
+        break;
+    case FR_PKT_LOCK_GRANTED:
+        fr_origin_lock_granted(w, src);
         break;
     case FR_PKT_UNLOCK:
         fr_target_unlock(w, src, p->arg, (p->flags & FR_PKTF_NOCHECK) != 0);

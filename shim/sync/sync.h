@@ -22,8 +22,12 @@ extern const fr_protocol fr_sync_protocol;
 /* ---- target side and replies (sync_*.c) ---- */
 void fr_target_complete(fr_win *w, int src, uint64_t upto);
 void fr_target_fence_done(fr_win *w, int src, uint64_t seq, uint64_t upto);
-/* Lock request of src; returns non-zero if granted at once. */
-int fr_target_lock(fr_win *w, int src, int lock_type);
+/* Lock request of src; returns non-zero if granted at once. tell: answer LOCK_GRANTED at the
+ * grant. */
+int fr_target_lock(fr_win *w, int src, int lock_type, int tell);
+/* src asks to be told when its lock request (sent before) is granted. */
+void fr_target_lock_ask(fr_win *w, int src);
+void fr_origin_lock_granted(fr_win *w, int src);
 void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
 /* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
 void fr_lock_op_done(fr_win *w, int src);
@@ -31,8 +35,9 @@ void fr_origin_unlock_acked(fr_win *w, int src);
 /* Progress (a poller, progress.h): grant the lock requests waiting in my shared lock word whose
  * turn came. Returns 0: a grant is no event a wait counts. */
 int fr_lock_poll(fr_win *w);
-/* May what is queued to target be issued now? Not while my lock epoch on it waits for its turn
- * in its shared lock word (drawing the ticket on the first call). */
+/* May what is queued to target be issued now? Not while a lock I requested before the one of my
+ * lock epoch on it (MPI_Win_lock order) is not taken yet (requesting it, sync_lock.c), nor while
+ * that epoch waits for its turn in its shared lock word (drawing the ticket on the first call). */
 int fr_lock_may_issue(fr_win *w, int target);
 /* The LOCK packet that must precede my next batch to target (in *buf), or NULL if none is due:
  * not a lock epoch, MPI_MODE_NOCHECK, myself, or already sent this epoch. */

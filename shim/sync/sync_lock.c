@@ -21,6 +21,10 @@
  * MPI_MODE_NOCHECK (no conflicting lock can exist): no LOCK packet is sent, the operations run at
  * once, and UNLOCK only waits for their completion.
  *
+ * Several lock epochs at once take their locks in MPI_Win_lock order (below, "the order of my
+ * simultaneous locks"): before a lock is taken, those requested before it are taken and granted;
+ * a LOCK then asks the target to say when it grants it (LOCK_GRANTED).
+ *
  * Shared lock word (shm_lock.h). A target with a shared state page (direct.h) keeps its lock as a
  * ticket lock there instead of the queue above: node peers that map the page take and release
  * it themselves with atomics, the target draws tickets for the origins that send LOCK packets
@@ -38,6 +42,7 @@
 #include "sync.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- target side ---- */
 
@@ -65,11 +70,21 @@ static void queue_pop(fr_win *w)
     w->lk_len--;
 }
 
-/* src holds the lock now (either mode): run what it sent behind its request. */
+static void tell_granted(fr_win *w, int src)
+{
+    fr_pkt pkt = {.type = FR_PKT_LOCK_GRANTED};
+    w->peers[src].lk_tell = 0;
+    w->peers[src].tp->notify(w, src, &pkt);
+}
+
+/* src holds the lock now (either mode): run what it sent behind its request. A LOCK_GRANTED
+ * leaves before the replay, whose UNLOCK_ACK would close the epoch it speaks of. */
 static void granted(fr_win *w, int src)
 {
     fr_peer *p = &w->peers[src];
     p->lk = FR_LK_GRANTED;
+    if (p->lk_tell)
+        tell_granted(w, src);
     if (p->held)
         fr_am_replay_held(w, src);
 }
@@ -99,10 +114,11 @@ int fr_lock_poll(fr_win *w)
     return 0;
 }
 
-int fr_target_lock(fr_win *w, int src, int type)
+int fr_target_lock(fr_win *w, int src, int type, int tell)
 {
     fr_peer *p = &w->peers[src];
     fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    p->lk_tell = tell;
     if (lw) {
         p->lk_ticket = fr_lockword_take(lw);
         p->lk_type = type;
@@ -123,6 +139,15 @@ int fr_target_lock(fr_win *w, int src, int type)
     p->lk = FR_LK_WAITING;
     queue_push(w, src, type);
     return 0;
+}
+
+/* Its LOCK came before, and it is still in that lock epoch here (batches keep their order). */
+void fr_target_lock_ask(fr_win *w, int src)
+{
+    if (w->peers[src].lk == FR_LK_GRANTED)
+        tell_granted(w, src);
+    else
+        w->peers[src].lk_tell = 1;
 }
 
 /* The last holder left: grant the head, and with it every shared request up to an exclusive. */
@@ -184,6 +209,8 @@ void fr_lock_op_done(fr_win *w, int src)
 
 void fr_origin_unlock_acked(fr_win *w, int src) { w->peers[src].unlock_acked = 1; }
 
+void fr_origin_lock_granted(fr_win *w, int src) { w->peers[src].lock_granted = 1; }
+
 /* My lock epoch on target takes the lock in target's shared lock word myself. */
 static fr_lockword *own_lockword(fr_win *w, int target)
 {
@@ -193,12 +220,10 @@ static fr_lockword *own_lockword(fr_win *w, int target)
     return fr_direct_lockword(w, target);
 }
 
-int fr_lock_may_issue(fr_win *w, int target)
+/* My turn in target's lock word: draw the ticket on the first call; 1 once I hold the lock. */
+static int lockword_turn(fr_win *w, int target, fr_lockword *lw)
 {
     fr_peer *p = &w->peers[target];
-    fr_lockword *lw = own_lockword(w, target);
-    if (!lw)
-        return 1;
     if (p->dlock == FR_DLOCK_NONE) {
         p->dlock_ticket = fr_lockword_take(lw);
         p->dlock = FR_DLOCK_WAITING;
@@ -209,6 +234,89 @@ int fr_lock_may_issue(fr_win *w, int target)
     return p->dlock == FR_DLOCK_HELD;
 }
 
+/* ---- the order of my simultaneous locks ----
+ * A lock is taken when first needed (above), but the locks of several lock epochs at once are
+ * taken in MPI_Win_lock order, as an MPI that locks inside MPI_Win_lock would: otherwise two
+ * processes that lock the same targets in the same order, and each hold one the other needs next,
+ * deadlock. w->lk_order lists the members locked with MPI_Win_lock whose lock is not known taken
+ * yet; before taking one, every lock listed before it is taken and granted. The lock on myself
+ * is taken in MPI_Win_lock, after those before it (never listed); MPI_MODE_NOCHECK takes none
+ * and lock_all only shared ones, lazily (not listed). A lock taken by packet is granted at the
+ * target, which says so (LOCK_GRANTED) only when asked: when later locks wait for it. One lock
+ * at a time never waits here and sends nothing more. */
+
+static void order_push(fr_win *w, int rank)
+{
+    if (w->lk_norder == w->lk_order_cap) {
+        w->lk_order_cap = w->lk_order_cap ? 2 * w->lk_order_cap : 8;
+        w->lk_order = fr_xrealloc(w->lk_order, (size_t)w->lk_order_cap * sizeof(int));
+    }
+    w->lk_order[w->lk_norder++] = rank;
+    w->peers[rank].lock_ordered = 1;
+}
+
+static void order_remove(fr_win *w, int rank)
+{
+    int i = 0;
+    while (i < w->lk_norder && w->lk_order[i] != rank)
+        i++;
+    if (i == w->lk_norder)
+        return;
+    memmove(&w->lk_order[i], &w->lk_order[i + 1], (size_t)(w->lk_norder - i - 1) * sizeof(int));
+    w->lk_norder--;
+    w->peers[rank].lock_ordered = 0;
+}
+
+/* One step towards holding my lock on rank, listed before the one I need: my turn in its lock
+ * word, or a LOCK asking to be told of the grant (a LOCK_ASK if the LOCK left before without).
+ * 1 once it is granted. */
+static int order_take(fr_win *w, int rank)
+{
+    fr_peer *p = &w->peers[rank];
+    fr_lockword *lw = own_lockword(w, rank);
+    if (lw)
+        return lockword_turn(w, rank, lw);
+    if (!p->lock_sent) {
+        fr_pkt lock = {.type = FR_PKT_LOCK, .flags = FR_PKTF_TELL,
+                       .lock_type = (uint8_t)p->lock_held};
+        p->tp->notify(w, rank, &lock);
+        p->lock_sent = p->lock_asked = 1;
+    } else if (!p->lock_asked) {
+        fr_pkt ask = {.type = FR_PKT_LOCK_ASK};
+        p->tp->notify(w, rank, &ask);
+        p->lock_asked = 1;
+    }
+    return p->lock_granted;
+}
+
+/* Is every lock listed before rank's (all of them when rank is not listed) taken? Moves the
+ * first one not taken along; never waits. */
+static int order_ready(fr_win *w, int rank)
+{
+    while (w->lk_norder > 0 && w->lk_order[0] != rank) {
+        int first = w->lk_order[0];
+        if (!order_take(w, first))
+            return 0;
+        order_remove(w, first);
+    }
+    return 1;
+}
+
+int fr_lock_may_issue(fr_win *w, int target)
+{
+    fr_peer *p = &w->peers[target];
+    if (p->lock_ordered && w->lk_order[0] != target && !order_ready(w, target))
+        return 0;
+    fr_lockword *lw = own_lockword(w, target);
+    if (!lw)
+        return 1;
+    if (!lockword_turn(w, target, lw))
+        return 0;
+    if (p->lock_ordered)
+        order_remove(w, target);
+    return 1;
+}
+
 const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf)
 {
     fr_peer *p = &w->peers[target];
@@ -217,7 +325,10 @@ const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf)
     if (!p->lock_held || p->lock_nocheck || target == w->rank || p->lock_sent ||
         own_lockword(w, target))
         return NULL;
-    *buf = (fr_pkt){.type = FR_PKT_LOCK, .lock_type = (uint8_t)p->lock_held};
+    /* Listed with later locks behind it: they will wait for its grant, so ask to be told. */
+    p->lock_asked = p->lock_ordered && w->lk_norder > 1;
+    *buf = (fr_pkt){.type = FR_PKT_LOCK, .flags = p->lock_asked ? FR_PKTF_TELL : 0,
+                    .lock_type = (uint8_t)p->lock_held};
     p->lock_sent = 1;
     return buf;
 }
@@ -246,6 +357,12 @@ static int may_issue(void *arg)
     return fr_lock_may_issue(pw->w, pw->rank);
 }
 
+static int earlier_taken(void *arg)
+{
+    peer_wait *pw = arg;
+    return order_ready(pw->w, pw->rank);
+}
+
 static int acked(void *arg)
 {
     peer_wait *pw = arg;
@@ -262,9 +379,9 @@ static int unlock_begin(fr_win *w, int rank)
 {
     fr_peer *p = &w->peers[rank];
     int rc;
+    peer_wait pw = {w, rank};
+    fr_wait_until(may_issue, &pw); /* the locks before it taken, and my turn in its lock word */
     if (own_lockword(w, rank)) {
-        peer_wait pw = {w, rank};
-        fr_wait_until(may_issue, &pw);
         rc = p->q.n ? p->tp->flush(w, rank, &p->q, NULL, NULL) : MPI_SUCCESS;
         if (p->remote_upto < p->ops_sent)
             fr_ack_ask(w, rank, p->ops_sent);
@@ -273,7 +390,13 @@ static int unlock_begin(fr_win *w, int rank)
     fr_pkt lockpkt;
     fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK, .flags = p->lock_nocheck ? FR_PKTF_NOCHECK : 0};
     p->unlock_acked = 0;
-    return p->tp->flush(w, rank, &p->q, fr_lock_lead(w, rank, &lockpkt), &unlockpkt);
+    const fr_pkt *lead = fr_lock_lead(w, rank, &lockpkt);
+    /* A later lock waits for the UNLOCK_ACK instead of a LOCK_GRANTED, and no LOCK_ASK may
+     * follow the UNLOCK (order_take): the lock may be released by the time it arrives. */
+    if (lead)
+        lockpkt.flags &= (uint8_t)~FR_PKTF_TELL;
+    p->lock_asked = 1;
+    return p->tp->flush(w, rank, &p->q, lead, &unlockpkt);
 }
 
 static void unlock_end(fr_win *w, int rank)
@@ -294,6 +417,10 @@ static void unlock_end(fr_win *w, int rank)
     p->lock_held = 0;
     p->lock_nocheck = 0;
     p->lock_sent = 0;
+    p->lock_asked = 0;
+    p->lock_granted = 0; /* a LOCK_GRANTED comes before the UNLOCK_ACK */
+    if (p->lock_ordered)
+        order_remove(w, rank);
     w->nlocks--;
 }
 
@@ -323,10 +450,16 @@ static int lock(fr_win *w, int type, int rank, int assert)
     p->lock_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
     w->nlocks++;
     w->fence = FR_FENCE_OFF;
-    if (rank == w->rank && !p->lock_nocheck && !fr_target_lock(w, rank, type)) {
-        peer_wait pw = {w, rank};
-        fr_wait_until(self_granted, &pw);
+    if (p->lock_nocheck)
+        return MPI_SUCCESS;
+    if (rank != w->rank) {
+        order_push(w, rank); /* taken when first needed, after those before it */
+        return MPI_SUCCESS;
     }
+    peer_wait pw = {w, rank};
+    fr_wait_until(earlier_taken, &pw);
+    if (!fr_target_lock(w, rank, type, 0))
+        fr_wait_until(self_granted, &pw);
     return MPI_SUCCESS;
 }
 
@@ -381,7 +514,7 @@ static int lock_all(fr_win *w, int assert)
     w->nlocks = w->size;
     w->lock_all = 1;
     w->fence = FR_FENCE_OFF;
-    if (!nocheck && !fr_target_lock(w, w->rank, MPI_LOCK_SHARED)) {
+    if (!nocheck && !fr_target_lock(w, w->rank, MPI_LOCK_SHARED, 0)) {
         peer_wait pw = {w, w->rank};
         fr_wait_until(self_granted, &pw);
     }

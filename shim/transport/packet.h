@@ -15,7 +15,8 @@
  * A target keeps (in arrival order) the packets it may not run yet: operations of a lock epoch
  * before the grant, of a post/start/complete/wait epoch before its MPI_Win_post, of a fence epoch
  * before it entered the closing fence. So no origin ever waits for a target's permission: every
- * epoch costs one message per origin-target pair (plus the ack of an unlock).
+ * epoch costs one message per origin-target pair (plus the ack of an unlock). (Except several
+ * lock epochs at once, taken in MPI_Win_lock order: there LOCK_GRANTED tells the origin.)
  *
  * Processes are assumed homogeneous (same byte order and type sizes), as MPI_Pack with the
  * native representation is.
@@ -53,6 +54,8 @@ typedef enum fr_pkt_type {
                             comparand; the value before goes back on data_tag */
     FR_PKT_REGIONS_READ, /* origin -> target of a dynamic window: send the memory attached there
                             (fr_region array) on data_tag */
+    FR_PKT_LOCK_ASK,     /* origin -> target: answer LOCK_GRANTED once my LOCK is granted */
+    FR_PKT_LOCK_GRANTED, /* target -> origin: your LOCK (FR_PKTF_TELL, or LOCK_ASK) is granted */
 } fr_pkt_type;
 
 enum {
@@ -61,6 +64,7 @@ enum {
     FR_PKTF_NOCHECK = 4, /* UNLOCK of an epoch opened with MPI_MODE_NOCHECK: no lock was taken */
     FR_PKTF_ACK = 8,     /* BUMP: acknowledge it */
     FR_PKTF_NOBUMP = 16, /* BUMP: only acknowledge, once the operations are done */
+    FR_PKTF_TELL = 32,   /* LOCK: answer LOCK_GRANTED at the grant */
 };
 
 typedef struct fr_pkt {

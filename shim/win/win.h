@@ -164,6 +164,9 @@ typedef struct fr_peer {
     int lock_held;             /* MPI_LOCK_* of my lock epoch on it, 0 if none */
     int lock_nocheck;
     int lock_sent;             /* the LOCK of my lock epoch on it left already (fr_lock_lead) */
+    int lock_ordered;          /* it is in w->lk_order: my lock there not known taken yet */
+    int lock_asked;            /* ... and I asked it to say when it grants it (LOCK_GRANTED) */
+    int lock_granted;          /* ... which it did */
     int dlock;                 /* FR_DLOCK_*: my lock epoch's lock, taken in its shared lock word */
     uint64_t dlock_ticket;     /* ... with this ticket */
     uint64_t remote_upto;      /* my operations 1..remote_upto to it are known complete there */
@@ -192,6 +195,7 @@ typedef struct fr_peer {
     fr_lockstate lk;           /* its lock request on my window */
     uint64_t lk_ticket;        /* ... its ticket in my shared lock word, when I have one */
     int lk_type;
+    int lk_tell;               /* answer LOCK_GRANTED when its request is granted */
     int unlock_seen;           /* its UNLOCK arrived; release once ops_done >= unlock_upto */
     int unlock_nocheck;
     uint64_t unlock_upto;
@@ -279,6 +283,10 @@ typedef struct fr_win {
     int *start_ranks, nstart, start_cap; /* the start group in window ranks; kept between epochs */
     int nlocks;                /* members I hold a lock epoch on */
     int lock_all;              /* those are every member, from MPI_Win_lock_all */
+    int *lk_order;             /* members I locked with MPI_Win_lock (not MPI_MODE_NOCHECK) whose
+                                  lock is not known taken yet, in MPI_Win_lock order: the order
+                                  I take them in (sync_lock.c) */
+    int lk_norder, lk_order_cap;
 
     /* exposure epochs of this process (target side) */
     int post_active;

@@ -484,12 +484,10 @@ void plan_epoch(const program *p, int index, epoch *e)
     e->prog = xcalloc((size_t)p->nprocs, sizeof *e->prog);
     e->nprog = xcalloc((size_t)p->nprocs, sizeof *e->nprog);
     e->lock_type = xcalloc((size_t)p->nprocs * (size_t)p->nprocs, sizeof(int));
-    /* Exclusive locks only one target at a time: flexrma takes the locks of simultaneous lock
-     * epochs in the order it needs them, not in MPI_Win_lock order (specification, section 5),
-     * so exclusive locks on several targets at once may deadlock between two processes. */
+    /* Exclusive locks on one target at a time and on several at once (taken in increasing rank
+     * order, exec.c: flexrma must take them in MPI_Win_lock order, specification section 5). */
     for (int i = 0; i < p->nprocs * p->nprocs; i++)
-        e->lock_type[i] = !e->nocheck && !e->multi && rng_pct(&r, 40) ? MPI_LOCK_EXCLUSIVE
-                                                                      : MPI_LOCK_SHARED;
+        e->lock_type[i] = !e->nocheck && rng_pct(&r, 40) ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
 
     int budget = (int)rng_range(&r, 1, 5 * p->nprocs);
     e->blocks = xcalloc((size_t)budget, sizeof *e->blocks);
