@@ -15,19 +15,14 @@
 #include <stdio.h>
 
 #include "flexrma.h"
+#include "splitmix.h"
 
 /* ---- random numbers: splitmix64, one stream per (seed, batch, rank) ---- */
 typedef struct {
     uint64_t s;
 } fz_rng;
 
-static inline uint64_t fz_next(fz_rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t fz_next(fz_rng *r) { return splitmix64(&r->s); }
 static inline int fz_below(fz_rng *r, int n) { return (int)(fz_next(r) % (uint64_t)n); }
 /* The stream of (seed, batch, who); who = -1: the one every rank shares. */
 static inline fz_rng fz_stream(uint64_t seed, int batch, int who)

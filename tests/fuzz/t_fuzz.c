@@ -14,6 +14,7 @@
  * and the batch's valid get brought the right data. A failure prints the seed, the batch, the
  * call (function, the argument that was wrong, expected and actual class) on stderr. Output:
  * five TAP results per rank. */
+#include "error_names.h"
 #include "fuzz.h"
 #include "tap.h"
 
@@ -38,26 +39,11 @@ static int reports;
 static fz_call batch_log[FZ_BATCH + 8];
 static int nlog;
 
-static const struct {
-    int cls;
-    const char *name;
-} class_names[] = {
-    {MPI_SUCCESS, "MPI_SUCCESS"}, {MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC"},
-    {MPI_ERR_RANK, "MPI_ERR_RANK"}, {MPI_ERR_RMA_RANGE, "MPI_ERR_RMA_RANGE"},
-    {MPI_ERR_COUNT, "MPI_ERR_COUNT"}, {MPI_ERR_TYPE, "MPI_ERR_TYPE"}, {MPI_ERR_OP, "MPI_ERR_OP"},
-    {MPI_ERR_ASSERT, "MPI_ERR_ASSERT"}, {MPI_ERR_LOCKTYPE, "MPI_ERR_LOCKTYPE"},
-    {MPI_ERR_DISP, "MPI_ERR_DISP"}, {MPI_ERR_SIZE, "MPI_ERR_SIZE"}, {MPI_ERR_ARG, "MPI_ERR_ARG"},
-    {MPI_ERR_COMM, "MPI_ERR_COMM"}, {MPI_ERR_GROUP, "MPI_ERR_GROUP"},
-    {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"}, {MPI_ERR_WIN, "MPI_ERR_WIN"},
-    {MPI_ERR_RMA_FLAVOR, "MPI_ERR_RMA_FLAVOR"}, {MPI_ERR_RMA_ATTACH, "MPI_ERR_RMA_ATTACH"},
-    {MPI_ERR_OTHER, "MPI_ERR_OTHER"}, {MPI_ERR_INTERN, "MPI_ERR_INTERN"},
-};
-
 static const char *class_name(int cls)
 {
-    for (size_t i = 0; i < sizeof class_names / sizeof *class_names; i++)
-        if (class_names[i].cls == cls)
-            return class_names[i].name;
+    const char *name = class_name_or_null(cls);
+    if (name)
+        return name;
     static char other[32];
     snprintf(other, sizeof other, "class %d", cls);
     return other;

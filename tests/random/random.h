@@ -24,6 +24,7 @@
 #define FLEXRMA_TESTS_RANDOM_H
 
 #include "flexrma.h"
+#include "splitmix.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -34,13 +35,7 @@ typedef struct rng {
     uint64_t s;
 } rng;
 
-static inline uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t rng_next(rng *r) { return splitmix64(&r->s); }
 /* Uniform in [0, n); n > 0. */
 static inline uint64_t rng_below(rng *r, uint64_t n) { return rng_next(r) % n; }
 /* Uniform in [lo, hi]. */
