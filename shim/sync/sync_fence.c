@@ -97,9 +97,13 @@ static int rs_complete(void *arg)
 
 static int fence_close_rs(fr_win *w)
 {
+    /* Per target, every operation of the epoch: those still queued and those a request's wait
+     * or MPIX_Put_signal sent ahead (each is counted there as it completes, so leaving one out
+     * lets the target's count reach its total while another is still on its way). My own count
+     * included: local operations are counted too. */
     uint64_t *counts = fr_xcalloc((size_t)w->size, sizeof *counts);
     for (int t = 0; t < w->size; t++)
-        counts[t] = w->peers[t].q.n; /* my own count included: local operations are counted too */
+        counts[t] = w->peers[t].fence_sent + w->peers[t].q.n;
     uint64_t incoming = 0;
     MPI_Request rs;
     FR_CHECK_MPI(PMPI_Ireduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T, MPI_SUM, w->comm,
@@ -131,6 +135,8 @@ static int fence(fr_win *w, int assert)
     int rc = MPI_SUCCESS;
     if (!(assert & MPI_MODE_NOPRECEDE))
         rc = fr_fence_is_direct(w) ? fence_close_direct(w) : fence_close_rs(w);
+    for (int t = 0; t < w->size; t++) /* (both schemes: a membership change may switch them) */
+        w->peers[t].fence_sent = 0;
     w->fence_ops = 0;
     w->fence = (assert & MPI_MODE_NOSUCCEED) ? FR_FENCE_OFF : FR_FENCE_ARMED;
     w->fence_opened = w->fence_count;

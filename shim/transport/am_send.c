@@ -200,6 +200,7 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     if (with_desc)
         fr_u64map_put(&p->types_sent, td->id, (void *)1);
     uint64_t ordinal = ++p->ops_sent;
+    p->fence_sent += op->epoch == FR_EPOCH_FENCE;
     uint32_t data_tag = 0;
     if (!eager) {
         if (op->req)

@@ -14,6 +14,7 @@ static int self_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_p
         if (rc == MPI_SUCCESS)
             rc = orc;
         p->ops_sent++; /* before the target side counts it done */
+        p->fence_sent += q->ops[i].epoch == FR_EPOCH_FENCE;
         if (q->ops[i].req)
             q->ops[i].req->cls->op_issued(q->ops[i].req, p->ops_sent, 1);
         fr_target_op_done(w, target, q->ops[i].epoch, 0);

@@ -160,6 +160,9 @@ typedef struct fr_peer {
     uint64_t read_value;
     int read_failed;
     uint64_t ops_sent;         /* operations issued to it, cumulative */
+    uint64_t fence_sent;       /* fence-epoch operations issued to it since my last closing fence,
+                                  also the ones a request's wait sent ahead (the reduce-scatter
+                                  fence announces them with those still queued) */
     int pending;               /* internal requests to it not yet complete */
     int lock_held;             /* MPI_LOCK_* of my lock epoch on it, 0 if none */
     int lock_nocheck;
