@@ -2,7 +2,8 @@
  *
  * A difference is reported with what reproduces it (the program's seed and the epoch), the first
  * wrong byte, and the operations of the epoch that touched that byte, so that the report alone
- * often names the path at fault. */
+ * often names the path at fault. Every process checks its own window memory after every epoch,
+ * also outside the window: a leaver's kept memory must hold what it held when it left. */
 #include "random.h"
 
 #include <stdio.h>
@@ -55,19 +56,20 @@ static void header(const program *p, const epoch *e, int index, const char *what
 {
     fprintf(stderr,
             "t_random: [rank %d] MISMATCH in %s: program seed 0x%016llx (%s window, %zu B per "
-            "rank, disp_unit %d, %d ranks), epoch %d of %d (%s)\n"
+            "rank, disp_unit %d (mine: %zu B, disp_unit %d), %d ranks, %d in the window, I am "
+            "window rank %d), epoch %d of %d (%s)\n"
             "t_random: replay: t_random --replay 0x%llx (on %d ranks, same FLEXRMA_ "
             "variables)\n",
             p->rank, what, (unsigned long long)p->seed, flavor_name[p->fl], p->bytes, p->disp_unit,
-            p->nprocs, index, p->nepochs, epoch_name[e->kind], (unsigned long long)p->seed,
-            p->nprocs);
+            p->bytes_of[p->rank], p->unit_of[p->rank], p->nprocs, p->nmembers, p->wrank, index,
+            p->nepochs, epoch_name[e->kind], (unsigned long long)p->seed, p->nprocs);
 }
 
 static int check_window(const program *p, const epoch *e, int index)
 {
     size_t count;
     const unsigned char *exp = p->model[p->rank];
-    size_t at = first_diff(p->mem, exp, p->bytes, &count);
+    size_t at = first_diff(p->mem, exp, p->bytes_of[p->rank], &count);
     if (!count)
         return 0;
     header(p, e, index, "my window");
@@ -78,7 +80,7 @@ static int check_window(const program *p, const epoch *e, int index)
     for (int o = 0; o < e->nprocs; o++)
         for (int i = 0; i < e->nprog[o]; i++) {
             const op *x = &e->prog[o][i];
-            if (x->target == p->rank && touches(x, at) && shown++ < 8) {
+            if (x->target == p->wrank && touches(x, at) && shown++ < 8) {
                 char d[256];
                 describe(p, x, d, sizeof d);
                 fprintf(stderr, "t_random: [rank %d]   touched by: rank %d's operation %d: %s, "
@@ -86,7 +88,11 @@ static int check_window(const program *p, const epoch *e, int index)
                         p->rank, o, i, d, x->block, block_name[e->blocks[x->block].use]);
             }
         }
-    if (!shown)
+    if (e->kind == EK_CHANGE)
+        fprintf(stderr, "t_random: [rank %d]   a membership change, which leaves every process's "
+                        "memory as it was (a joiner's new window: as it brought it)\n",
+                p->rank);
+    else if (!shown)
         fprintf(stderr, "t_random: [rank %d]   no operation of this epoch touched it\n", p->rank);
     return 1;
 }
@@ -94,8 +100,10 @@ static int check_window(const program *p, const epoch *e, int index)
 static int check_results(const program *p, const epoch *e, int index)
 {
     int bad = 0;
-    for (int i = 0; i < e->nprog[p->rank]; i++) {
-        const op *x = &e->prog[p->rank][i];
+    if (p->wrank < 0 || e->kind == EK_CHANGE) /* no operations of mine */
+        return 0;
+    for (int i = 0; i < e->nprog[p->wrank]; i++) {
+        const op *x = &e->prog[p->wrank][i];
         if (!x->expect)
             continue;
         const unsigned char *got = x->kind == OP_GET ? x->obuf : x->rbuf;
@@ -117,10 +125,12 @@ static int check_results(const program *p, const epoch *e, int index)
 int check_epoch(const program *p, const epoch *e, int index)
 {
     /* Under a lock of myself: every epoch has ended everywhere (a barrier before this call), and
-     * the lock makes the window's public and private copies agree. */
-    MPI_Win_lock(MPI_LOCK_SHARED, p->rank, 0, p->win);
+     * the lock makes the window's public and private copies agree. Outside the window my window
+     * is over myself alone: I am its rank 0. */
+    int self = p->wrank >= 0 ? p->wrank : 0;
+    MPI_Win_lock(MPI_LOCK_SHARED, self, 0, p->win);
     int bad = check_window(p, e, index);
-    MPI_Win_unlock(p->rank, p->win);
+    MPI_Win_unlock(self, p->win);
     bad |= check_results(p, e, index);
     return bad;
 }

@@ -1,4 +1,5 @@
-/* exec.c - issue my part of an epoch through MPI, with the synchronization its kind draws.
+/* exec.c - issue my part of an epoch through MPI, with the synchronization its kind draws, and
+ * make, change and free the window (a change epoch: MPI_Win_change_comm, exec_change).
  *
  * Every call's return code is checked (the window's error handler is MPI_ERRORS_RETURN): a
  * generated program is correct, so any error is a failure, reported with the seed. */
@@ -34,87 +35,171 @@ static void fail_call(const char *call, int rc, int line)
 
 /* ---- windows ---- */
 
-void exec_window_create(program *p)
+/* My window over comm, of flavor fl, over new memory (a dynamic window: one region attached,
+ * MPI_Alloc_mem's if allocmem), filled with the model's contents for me; MPI_ERRORS_RETURN. */
+static void window_make(program *p, flavor fl, int allocmem, MPI_Comm comm)
 {
-    MPI_Comm comm = MPI_COMM_WORLD;
-    MPI_Aint bytes = (MPI_Aint)p->bytes;
-    cur_p = p;
-    cur_epoch = -1;
-    switch (p->fl) {
+    const size_t n = p->bytes_of[p->rank];
+    const MPI_Aint bytes = (MPI_Aint)n;
+    const int unit = p->unit_of[p->rank];
+    p->my_fl = fl;
+    p->my_allocmem = allocmem;
+    p->dyn = NULL;
+    switch (fl) {
     case FL_CREATE_MALLOC:
-        if (posix_memalign((void **)&p->mem, 64, p->bytes))
-            MPI_Abort(comm, 2);
-        CHECK(MPI_Win_create(p->mem, bytes, p->disp_unit, MPI_INFO_NULL, comm, &p->win));
+        if (posix_memalign((void **)&p->mem, 64, n))
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        CHECK(MPI_Win_create(p->mem, bytes, unit, MPI_INFO_NULL, comm, &p->win));
         break;
     case FL_CREATE_ALLOCMEM:
         CHECK(MPI_Alloc_mem(bytes, MPI_INFO_NULL, &p->mem));
-        CHECK(MPI_Win_create(p->mem, bytes, p->disp_unit, MPI_INFO_NULL, comm, &p->win));
+        CHECK(MPI_Win_create(p->mem, bytes, unit, MPI_INFO_NULL, comm, &p->win));
         break;
     case FL_ALLOCATE:
-        CHECK(MPI_Win_allocate(bytes, p->disp_unit, MPI_INFO_NULL, comm, &p->mem, &p->win));
+        CHECK(MPI_Win_allocate(bytes, unit, MPI_INFO_NULL, comm, &p->mem, &p->win));
         break;
     case FL_SHARED: {
         MPI_Info info;
         MPI_Info_create(&info);
         if (p->seed & 1) /* the seed's low bit: contiguous or not */
             MPI_Info_set(info, "alloc_shared_noncontig", "true");
-        CHECK(MPI_Win_allocate_shared(bytes, p->disp_unit, info, comm, &p->mem, &p->win));
+        CHECK(MPI_Win_allocate_shared(bytes, unit, info, comm, &p->mem, &p->win));
         MPI_Info_free(&info);
         break;
     }
     case FL_DYNAMIC: {
         CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &p->win));
-        if (p->seed & 1)
+        if (allocmem)
             CHECK(MPI_Alloc_mem(bytes, MPI_INFO_NULL, &p->dyn));
-        else if (posix_memalign(&p->dyn, 64, p->bytes))
-            MPI_Abort(comm, 2);
+        else if (posix_memalign(&p->dyn, 64, n))
+            MPI_Abort(MPI_COMM_WORLD, 2);
         p->mem = p->dyn;
         CHECK(MPI_Win_attach(p->win, p->dyn, bytes));
         break;
     }
     default:
-        MPI_Abort(comm, 2);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Win_set_errhandler(p->win, MPI_ERRORS_RETURN);
-    p->base = calloc((size_t)p->nprocs, sizeof *p->base);
+    int self = 0; /* my rank in the window made: comm's */
+    MPI_Comm_rank(comm, &self);
+    /* The model's contents, stored under an exclusive lock of myself. */
+    CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, self, 0, p->win));
+    memcpy(p->mem, p->model[p->rank], n);
+    CHECK(MPI_Win_unlock(self, p->win));
+}
+
+/* Free my window (collective over its members) and its memory. */
+static void window_release(program *p)
+{
+    if (p->my_fl == FL_DYNAMIC)
+        CHECK(MPI_Win_detach(p->win, p->dyn));
+    CHECK(MPI_Win_free(&p->win));
+    if (p->my_fl == FL_CREATE_MALLOC)
+        free(p->mem);
+    else if (p->my_fl == FL_CREATE_ALLOCMEM)
+        MPI_Free_mem(p->mem);
+    else if (p->my_fl == FL_DYNAMIC && p->my_allocmem)
+        MPI_Free_mem(p->dyn);
+    else if (p->my_fl == FL_DYNAMIC)
+        free(p->dyn);
+    p->mem = NULL;
+    p->dyn = NULL;
+}
+
+static int uses_counters(const program *p)
+{
+    return (p->kinds & (1u << EK_COUNTER | 1u << EK_SIGNAL)) != 0;
+}
+
+/* Every world rank's region address (dynamic windows) and counter (MPIX_SYNC_NULL outside the
+ * window), told after every membership change: a joiner's are new. Collective over
+ * MPI_COMM_WORLD. */
+static void exchange(program *p)
+{
     MPI_Aint mine = 0;
     if (p->fl == FL_DYNAMIC)
         MPI_Get_address(p->dyn, &mine);
-    MPI_Allgather(&mine, 1, MPI_AINT, p->base, 1, MPI_AINT, comm);
-    /* The model's initial contents, stored under an exclusive lock of myself. */
-    CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, p->rank, 0, p->win));
-    memcpy(p->mem, p->model[p->rank], p->bytes);
-    CHECK(MPI_Win_unlock(p->rank, p->win));
+    MPI_Allgather(&mine, 1, MPI_AINT, p->base, 1, MPI_AINT, MPI_COMM_WORLD);
+    if (uses_counters(p)) {
+        MPI_Sync c = p->have_counter ? p->my_counter : MPIX_SYNC_NULL;
+        MPI_Allgather(&c, 1, MPI_Handle_sync, p->counters, 1, MPI_Handle_sync, MPI_COMM_WORLD);
+    }
+}
+
+void exec_window_create(program *p)
+{
+    cur_p = p;
+    cur_epoch = -1;
+    p->comm = MPI_COMM_WORLD;
+    if (p->nmembers < p->nprocs) /* the first members (plan.c); the others over themselves */
+        MPI_Comm_split(MPI_COMM_WORLD, p->wrank >= 0 ? 0 : MPI_UNDEFINED, p->wrank, &p->comm);
+    window_make(p, p->fl, p->my_allocmem, p->wrank >= 0 ? p->comm : MPI_COMM_SELF);
+    p->base = calloc((size_t)p->nprocs, sizeof *p->base);
     p->counters = calloc((size_t)p->nprocs, sizeof *p->counters);
     p->my_counter = MPIX_SYNC_NULL;
-    if (p->kinds & (1u << EK_COUNTER | 1u << EK_SIGNAL)) {
+    p->have_counter = 0;
+    if (uses_counters(p) && p->wrank >= 0) {
         CHECK(MPI_Win_Sync_alloc_objects(1, &p->my_counter, p->win, MPI_INFO_NULL));
-        MPI_Allgather(&p->my_counter, 1, MPI_Handle_sync, p->counters, 1, MPI_Handle_sync, comm);
+        p->have_counter = 1;
     }
-    MPI_Barrier(comm);
+    exchange(p);
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 void exec_window_free(program *p)
 {
     MPI_Barrier(MPI_COMM_WORLD); /* nobody bumps a counter being freed */
-    if (p->kinds & (1u << EK_COUNTER | 1u << EK_SIGNAL))
+    if (p->have_counter)
         CHECK(MPI_Win_Sync_free_objects(1, &p->my_counter, p->win));
-    if (p->fl == FL_DYNAMIC)
-        CHECK(MPI_Win_detach(p->win, p->dyn));
-    CHECK(MPI_Win_free(&p->win));
-    if (p->fl == FL_CREATE_MALLOC)
-        free(p->mem);
-    else if (p->fl == FL_CREATE_ALLOCMEM)
-        MPI_Free_mem(p->mem);
-    else if (p->fl == FL_DYNAMIC && (p->seed & 1))
-        MPI_Free_mem(p->dyn);
-    else if (p->fl == FL_DYNAMIC)
-        free(p->dyn);
+    /* Members free the window together; each process outside frees its window over itself. */
+    window_release(p);
+    if (p->comm != MPI_COMM_WORLD && p->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&p->comm);
     free(p->base);
     free(p->counters);
     for (int r = 0; r < p->nprocs; r++)
         free(p->model[r]);
     free(p->model);
+    free(p->member);
+    free(p->wrank_of);
+    free(p->bytes_of);
+    free(p->unit_of);
+}
+
+/* A change epoch (plan.c), called by every world rank: the new communicator is split from
+ * MPI_COMM_WORLD, then the callers of docs/specification.md section 11 call
+ * MPI_Win_change_comm: remaining members and joiners with it, leavers with MPI_COMM_NULL, all
+ * with the same peer_rank; the others only keep in step. The epochs before are complete
+ * everywhere (each ends with a barrier and a check under a lock), as the call requires. */
+static void exec_change(program *p, epoch *e)
+{
+    const int me = p->rank, pos = e->new_rank[me];
+    const int member = p->wrank >= 0, joiner = !member && pos >= 0, leaver = member && pos < 0;
+    MPI_Comm nc;
+    MPI_Comm_split(MPI_COMM_WORLD, pos >= 0 ? 0 : MPI_UNDEFINED, pos, &nc);
+    if (leaver && p->have_counter) {
+        /* My counter would be invalid once I leave (section 11, "Counters"), and in my window
+         * over myself it is one of another window: free it while it is mine. */
+        CHECK(MPI_Win_Sync_free_objects(1, &p->my_counter, p->win));
+        p->have_counter = 0;
+    }
+    if (joiner && e->fresh[me]) {
+        /* A new window over MPI_COMM_SELF instead of the kept one; model_epoch drew its
+         * contents. */
+        window_release(p);
+        window_make(p, e->fresh_fl[me], e->fresh_allocmem[me], MPI_COMM_SELF);
+    }
+    if (member || joiner)
+        CHECK(MPI_Win_change_comm(leaver ? MPI_COMM_NULL : nc, e->leader, p->win));
+    if (joiner && uses_counters(p)) {
+        CHECK(MPI_Win_Sync_alloc_objects(1, &p->my_counter, p->win, MPI_INFO_NULL));
+        p->have_counter = 1;
+    }
+    if (p->comm != MPI_COMM_WORLD && p->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&p->comm);
+    p->comm = nc;
+    exchange(p);
 }
 
 /* ---- operations ---- */
@@ -152,14 +237,15 @@ static void free_type(MPI_Datatype *t)
 static MPI_Aint target_disp(const program *p, const op *o)
 {
     if (p->fl == FL_DYNAMIC)
-        return p->base[o->target] + (MPI_Aint)o->toff;
-    return (MPI_Aint)(o->toff / (size_t)p->disp_unit);
+        return p->base[p->member[o->target]] + (MPI_Aint)o->toff;
+    return (MPI_Aint)(o->toff / (size_t)p->unit_of[p->member[o->target]]);
 }
 
 static void issue(program *p, epoch *e, op *o)
 {
     MPI_Win win = p->win;
     int t = o->target, tc = 0, oc = 0, rc = 0;
+    MPI_Sync counter = p->counters[p->member[t]];
     MPI_Aint d = 0;
     if (o->kind <= OP_CAS) {
         d = target_disp(p, o);
@@ -176,10 +262,10 @@ static void issue(program *p, epoch *e, op *o)
         case VIA_I: CHECK(MPI_Iput(o->obuf, oc, o->otype, t, d, tc, o->ttype, win, &o->req)); break;
         case VIA_R: CHECK(MPI_Rput(o->obuf, oc, o->otype, t, d, tc, o->ttype, win, &o->req)); break;
         case VIA_SIGNAL:
-            CHECK(MPIX_Put_signal(o->obuf, oc, o->otype, t, d, tc, o->ttype, p->counters[t], win));
+            CHECK(MPIX_Put_signal(o->obuf, oc, o->otype, t, d, tc, o->ttype, counter, win));
             break;
         case VIA_ISIGNAL:
-            CHECK(MPIX_Iput_signal(o->obuf, oc, o->otype, t, d, tc, o->ttype, p->counters[t], win,
+            CHECK(MPIX_Iput_signal(o->obuf, oc, o->otype, t, d, tc, o->ttype, counter, win,
                                    &o->req));
             break;
         }
@@ -220,7 +306,7 @@ static void issue(program *p, epoch *e, op *o)
     case OP_FLUSH_LOCAL: CHECK(MPI_Win_flush_local(t, win)); break;
     case OP_FLUSH_ALL: CHECK(MPI_Win_flush_all(win)); break;
     case OP_FLUSH_LOCAL_ALL: CHECK(MPI_Win_flush_local_all(win)); break;
-    case OP_WAIT: CHECK(MPI_Wait(&e->prog[p->rank][o->waits].req, MPI_STATUS_IGNORE)); break;
+    case OP_WAIT: CHECK(MPI_Wait(&e->prog[p->wrank][o->waits].req, MPI_STATUS_IGNORE)); break;
     default: break;
     }
 }
@@ -228,8 +314,8 @@ static void issue(program *p, epoch *e, op *o)
 /* Issue my program's operations in order: all of them, or those to one target. */
 static void run_ops(program *p, epoch *e, int only_target)
 {
-    for (int i = 0; i < e->nprog[p->rank]; i++) {
-        op *o = &e->prog[p->rank][i];
+    for (int i = 0; i < e->nprog[p->wrank]; i++) {
+        op *o = &e->prog[p->wrank][i];
         if (only_target < 0 || o->target == only_target)
             issue(p, e, o);
     }
@@ -238,8 +324,8 @@ static void run_ops(program *p, epoch *e, int only_target)
 /* Complete the requests no wait of the program completed, and free the datatypes. */
 static void finish(program *p, epoch *e)
 {
-    for (int i = 0; i < e->nprog[p->rank]; i++) {
-        op *o = &e->prog[p->rank][i];
+    for (int i = 0; i < e->nprog[p->wrank]; i++) {
+        op *o = &e->prog[p->wrank][i];
         if (o->req != MPI_REQUEST_NULL)
             CHECK(MPI_Wait(&o->req, MPI_STATUS_IGNORE));
         free_type(&o->ttype);
@@ -257,25 +343,26 @@ static void peers_of(const program *p, const epoch *e, int *to, int *from, int *
             const op *x = &e->prog[o][i];
             if (x->kind > OP_CAS)
                 continue;
-            if (o == p->rank)
+            if (o == p->wrank)
                 to[x->target]++;
-            if (x->target == p->rank) {
+            if (x->target == p->wrank) {
                 from[o]++;
                 writes[o] += x->kind != OP_GET;
             }
         }
 }
 
-static MPI_Group group_of(const int *set, int n)
+/* The group of the window ranks in set (the window's group: its ranks are the members'). */
+static MPI_Group group_of(const program *p, const int *set, int n)
 {
     int *ranks = calloc((size_t)n, sizeof(int)), k = 0;
     for (int r = 0; r < n; r++)
         if (set[r])
             ranks[k++] = r;
-    MPI_Group world, g;
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    MPI_Group_incl(world, k, ranks, &g);
-    MPI_Group_free(&world);
+    MPI_Group members, g;
+    CHECK(MPI_Win_get_group(p->win, &members));
+    MPI_Group_incl(members, k, ranks, &g);
+    MPI_Group_free(&members);
     free(ranks);
     return g;
 }
@@ -317,13 +404,13 @@ static void epoch_pscw(program *p, epoch *e, rng *mine, const int *to, const int
         int a = nocheck | (rng_pct(mine, 50) ? MPI_MODE_NOSTORE : 0);
         if (sum(writes, n) == 0)
             a |= MPI_MODE_NOPUT;
-        exposure = group_of(from, n);
+        exposure = group_of(p, from, n);
         CHECK(MPI_Win_post(exposure, a, p->win));
     }
     if (nocheck) /* NOCHECK: every post is made before any matching start */
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(p->comm);
     if (count_set(to, n)) {
-        access = group_of(to, n);
+        access = group_of(p, to, n);
         CHECK(MPI_Win_start(access, nocheck, p->win));
         run_ops(p, e, -1);
         CHECK(MPI_Win_complete(p->win));
@@ -344,7 +431,7 @@ static void epoch_pscw(program *p, epoch *e, rng *mine, const int *to, const int
 
 static void epoch_lock(program *p, epoch *e, rng *mine, const int *to)
 {
-    int n = e->nprocs, me = p->rank, a = e->nocheck ? MPI_MODE_NOCHECK : 0;
+    int n = e->nprocs, me = p->wrank, a = e->nocheck ? MPI_MODE_NOCHECK : 0;
     if (e->multi) { /* every target at once, locked in increasing rank order */
         for (int t = 0; t < n; t++)
             if (to[t])
@@ -408,7 +495,7 @@ static void counter_origin(program *p, epoch *e, void *arg)
         if (to[t])
             CHECK(MPI_Win_sync_ops_init(t, MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET |
                                                MPI_MODE_WIN_ACCUMULATE,
-                                        p->counters[t], p->win, info, &reqs[k++]));
+                                        p->counters[p->member[t]], p->win, info, &reqs[k++]));
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     if (k)
@@ -430,12 +517,18 @@ static void signal_origin(program *p, epoch *e, void *arg)
 
 void exec_epoch(program *p, epoch *e, int index)
 {
+    cur_p = p;
+    cur_epoch = index;
+    if (e->kind == EK_CHANGE) {
+        exec_change(p, e);
+        return;
+    }
+    if (p->wrank < 0) /* outside the window: no part in this epoch */
+        return;
     int n = e->nprocs;
     int *to = calloc((size_t)n, sizeof(int)), *from = calloc((size_t)n, sizeof(int));
     int *writes = calloc((size_t)n, sizeof(int));
     rng mine = {seed_mix(p->seed ^ 0x5bd1e995u, (uint64_t)index * 4096u + (uint64_t)p->rank)};
-    cur_p = p;
-    cur_epoch = index;
     peers_of(p, e, to, from, writes);
     switch (e->kind) {
     case EK_FENCE: epoch_fence(p, e, &mine, writes); break;

@@ -3,9 +3,16 @@
  * The blocks of an epoch are disjoint and each is used in one way (random.h), so applying the
  * origins' programs one origin after another, each in program order, gives the only outcome MPI
  * allows: a PUT block has one writer, a GET block none, an ACC1 block one origin whose
- * accumulates MPI orders, and an ACCN block's accumulates commute. */
+ * accumulates MPI orders, and an ACCN block's accumulates commute.
+ *
+ * A change epoch (plan.c) moves no data: every process keeps its memory, leavers too
+ * (docs/specification.md section 11), so the model stays keyed by world rank and only the
+ * membership changes (model_change), except that a joiner bringing a new window brings new
+ * contents, drawn from the seed here. */
 #include "random.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The first seven are commutative and associative (ACCN blocks draw from them); MPI_REPLACE and
@@ -73,7 +80,7 @@ static void accumulate(unsigned char *win, op *o)
 
 static void apply(program *p, op *o)
 {
-    unsigned char *win = p->model[o->target] + o->toff;
+    unsigned char *win = p->model[p->member[o->target]] + o->toff;
     const size_t s = (size_t)o->esize;
     switch (o->kind) {
     case OP_PUT:
@@ -101,9 +108,43 @@ static void apply(program *p, op *o)
     }
 }
 
-void model_epoch(program *p, epoch *e)
+/* The contents a joiner's new window brings in change epoch `index`. */
+static void fresh_contents(const program *p, int index, int w, unsigned char *buf, size_t n)
 {
+    rng c = {seed_mix(p->seed ^ 0x6672657368ull, (uint64_t)index * 4096u + (uint64_t)w)};
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = rng_next(&c);
+        memcpy(buf + i, &v, n - i < 8 ? n - i : 8);
+    }
+}
+
+void model_epoch(program *p, epoch *e, int index)
+{
+    if (e->kind == EK_CHANGE) {
+        for (int w = 0; w < p->nprocs; w++)
+            if (e->fresh[w]) {
+                p->bytes_of[w] = e->fresh_bytes[w];
+                p->unit_of[w] = e->fresh_unit[w];
+                free(p->model[w]);
+                p->model[w] = malloc(p->bytes_of[w]);
+                if (!p->model[w]) {
+                    fprintf(stderr, "t_random: out of memory\n");
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
+                fresh_contents(p, index, w, p->model[w], p->bytes_of[w]);
+            }
+        return;
+    }
     for (int o = 0; o < e->nprocs; o++)
         for (int i = 0; i < e->nprog[o]; i++)
             apply(p, &e->prog[o][i]);
+}
+
+void model_change(program *p, const epoch *e)
+{
+    for (int w = 0; w < p->nprocs; w++)
+        p->wrank_of[w] = e->new_rank[w];
+    memcpy(p->member, e->new_member, (size_t)e->nnew * sizeof *p->member);
+    p->nmembers = e->nnew;
+    p->wrank = p->wrank_of[p->rank];
 }

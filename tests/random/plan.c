@@ -12,7 +12,8 @@
 
 const char *const flavor_name[FL_COUNT] = {"create(malloc)", "create(MPI_Alloc_mem)", "allocate",
                                            "allocate_shared", "dynamic"};
-const char *const epoch_name[EK_COUNT] = {"fence", "pscw", "lock", "lock_all", "counter", "signal"};
+const char *const epoch_name[EK_COUNT] = {"fence",   "pscw",   "lock",  "lock_all",
+                                          "counter", "signal", "change"};
 const char *const op_name[OP_KINDS] = {
     "put",   "get",         "accumulate", "get_accumulate",  "fetch_and_op", "compare_and_swap",
     "flush", "flush_local", "flush_all",  "flush_local_all", "wait"};
@@ -46,23 +47,56 @@ static int pick_bit(rng *r, unsigned mask)
             return b;
 }
 
+/* Window sizes and displacement units a window (or a joiner's new one) is drawn from. */
+static const size_t window_sizes[] = {4096, 16384, 65536, 262144, 1048576};
+#define NSIZES (sizeof window_sizes / sizeof *window_sizes)
+static const int window_units[] = {1, 4, 8};
+
 void plan_program(program *p, uint64_t seed, int nprocs, int rank, unsigned kinds,
                   unsigned flavors)
 {
     rng r = {seed};
-    static const size_t sizes[] = {4096, 16384, 65536, 262144, 1048576};
     memset(p, 0, sizeof *p);
     p->seed = seed;
     p->nprocs = nprocs;
     p->rank = rank;
     p->kinds = kinds;
     p->fl = (flavor)pick_bit(&r, flavors);
-    p->bytes = sizes[rng_below(&r, sizeof sizes / sizeof *sizes)];
-    static const int units[] = {1, 4, 8};
-    p->disp_unit = p->fl == FL_DYNAMIC ? 1 : units[rng_below(&r, 3)];
+    p->bytes = window_sizes[rng_below(&r, NSIZES)];
+    p->disp_unit = p->fl == FL_DYNAMIC ? 1 : window_units[rng_below(&r, 3)];
     p->nepochs = (int)rng_range(&r, 4, 16);
+    p->my_fl = p->fl;
+    p->my_allocmem = (int)(seed & 1); /* dynamic: the seed's low bit, MPI_Alloc_mem or malloc */
+    /* Every process starts as a member, at its world rank; or, where membership changes are
+     * allowed, sometimes only a random part of them (at least 2), in random order, so that
+     * joiners are frequent: the others start with a window over themselves (exec.c), which they
+     * bring when they join. Drawn from a generator of its own, so that programs without changes
+     * stay as they were. */
+    p->nmembers = nprocs;
+    p->member = xcalloc((size_t)nprocs, sizeof *p->member);
+    p->wrank_of = xcalloc((size_t)nprocs, sizeof *p->wrank_of);
+    for (int w = 0; w < nprocs; w++)
+        p->member[w] = p->wrank_of[w] = w;
+    rng m = {seed_mix(seed ^ 0x7374617274ull, 0)};
+    if (kinds & 1u << EK_CHANGE && nprocs >= 3 && rng_pct(&m, 30)) {
+        for (int i = nprocs - 1; i > 0; i--) {
+            int j = (int)rng_below(&m, (uint64_t)i + 1), t = p->member[i];
+            p->member[i] = p->member[j];
+            p->member[j] = t;
+        }
+        p->nmembers = (int)rng_range(&m, 2, nprocs - 1);
+        for (int w = 0; w < nprocs; w++)
+            p->wrank_of[w] = -1;
+        for (int i = 0; i < p->nmembers; i++)
+            p->wrank_of[p->member[i]] = i;
+    }
+    p->wrank = p->wrank_of[rank];
+    p->bytes_of = xcalloc((size_t)nprocs, sizeof *p->bytes_of);
+    p->unit_of = xcalloc((size_t)nprocs, sizeof *p->unit_of);
     p->model = xcalloc((size_t)nprocs, sizeof *p->model);
     for (int t = 0; t < nprocs; t++) {
+        p->bytes_of[t] = p->bytes;
+        p->unit_of[t] = p->disp_unit;
         rng c = {seed_mix(seed, 1000u + (unsigned)t)};
         p->model[t] = xcalloc(p->bytes, 1);
         fill_random(&c, p->model[t], p->bytes);
@@ -254,7 +288,8 @@ static void shape(builder *b, op *o, const block *bl, int esize, int single)
         layout_target(r, &o->tl, m, &start);
     }
     /* The target displacement counts displacement units: start on one. */
-    int per_unit = b->p->disp_unit > esize ? b->p->disp_unit / esize : 1;
+    int unit = b->p->unit_of[b->p->member[o->target]];
+    int per_unit = unit > esize ? unit / esize : 1;
     start -= start % per_unit;
     o->toff = bl->off + (size_t)start * (size_t)esize;
     if (single)
@@ -278,7 +313,7 @@ static void shape(builder *b, op *o, const block *bl, int esize, int single)
         o->cbuf = xcalloc((size_t)esize, 1);
         /* Mostly the value the element had when the epoch began, so that swaps happen. */
         if (rng_pct(r, 60))
-            memcpy(o->cbuf, b->p->model[o->target] + o->toff, (size_t)esize);
+            memcpy(o->cbuf, b->p->model[b->p->member[o->target]] + o->toff, (size_t)esize);
         else
             fill_random(r, o->cbuf, (size_t)esize);
     }
@@ -374,7 +409,7 @@ static void gen_accn(builder *b, const block *bl, int bi)
 static int place_block(builder *b, block *bl)
 {
     rng *r = b->r;
-    size_t win = b->p->bytes, len;
+    size_t win, len;
     int cls = (int)rng_below(r, 100);
     if (cls < 35)
         len = (size_t)rng_range(r, 8, 64);
@@ -385,9 +420,10 @@ static int place_block(builder *b, block *bl)
     else
         len = (size_t)rng_range(r, 16384, 262144);
     len = (len + 7) & ~(size_t)7;
+    bl->target = (int)rng_below(r, (uint64_t)b->e->nprocs);
+    win = b->p->bytes_of[b->p->member[bl->target]];
     if (len > win)
         len = win;
-    bl->target = (int)rng_below(r, (uint64_t)b->e->nprocs);
     bl->len = len;
     for (int tries = 0; tries < 4; tries++) {
         bl->off = (size_t)rng_below(r, (win - len) / 8 + 1) * 8;
@@ -468,12 +504,115 @@ static void interleave(builder *b)
     free(cap);
 }
 
+/* ---- membership changes ---- */
+
+/* Percent of epochs that change the membership, when changes are allowed with other kinds: a
+ * change is a few collectives and a round trip per pair of members and carries no operations,
+ * so more would cost the ctest runs time without checking more operations. */
+#define CHANGE_PCT 4
+
+/* Whether epoch `index` is a change, drawn from a generator of its own, as is everything a
+ * change draws: with `change` left out of the kinds, programs are exactly those of t_random
+ * before changes existed. */
+static int is_change(const program *p, int index)
+{
+    const unsigned bit = 1u << EK_CHANGE;
+    if (!(p->kinds & bit) || p->nprocs < 2)
+        return 0;
+    if (!(p->kinds & ~bit))
+        return 1;
+    rng c = {seed_mix(p->seed ^ 0x6368616e6765ull, (uint64_t)index)};
+    return rng_pct(&c, CHANGE_PCT);
+}
+
+/* A change (docs/specification.md section 11): the new communicator is a random subset of
+ * MPI_COMM_WORLD's ranks, at least 2, in random order, with at least one current member (the
+ * leader, peer_rank, must be a remaining member). Current members outside it leave; others in it
+ * join. A joiner brings the window it kept when it left, or frees that and brings a new one over
+ * MPI_COMM_SELF with contents from the seed (model.c), of a random size and displacement unit
+ * (each member keeps its own, section 11), of the kind the window takes:
+ *   create and allocate windows: a window of MPI_Win_create (over malloc or MPI_Alloc_mem
+ *     memory) or of MPI_Win_allocate, whatever the program's own flavor (the two mix);
+ *   dynamic windows: a dynamic window with one new region attached (malloc or MPI_Alloc_mem);
+ *   shared windows: only the kept window (or the window over itself a process outside the
+ *     window started with). A new shared window would be a valid joiner, but freeing the kept
+ *     one first is not always: the parts of the window's first members lie in memory its first
+ *     member allocated, and once that process has freed its kept window the window takes no
+ *     more joiners (MPI_ERR_RMA_SHARED). So nobody frees a shared window before the end. */
+static void plan_change(const program *p, int index, epoch *e)
+{
+    rng r = {seed_mix(p->seed ^ 0x6a6f696e6c656176ull, (uint64_t)index)};
+    const int n = p->nprocs;
+    e->new_member = xcalloc((size_t)n, sizeof(int));
+    e->new_rank = xcalloc((size_t)n, sizeof(int));
+    e->fresh = xcalloc((size_t)n, sizeof(int));
+    e->fresh_fl = xcalloc((size_t)n, sizeof(flavor));
+    e->fresh_allocmem = xcalloc((size_t)n, sizeof(int));
+    e->fresh_bytes = xcalloc((size_t)n, sizeof(size_t));
+    e->fresh_unit = xcalloc((size_t)n, sizeof(int));
+    int *perm = e->new_member; /* a random order of all world ranks; its head is taken */
+    for (int w = 0; w < n; w++)
+        perm[w] = w;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rng_below(&r, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    e->nnew = (int)rng_range(&r, 2, n);
+    int remaining = 0;
+    for (int i = 0; i < e->nnew; i++)
+        remaining += p->wrank_of[perm[i]] >= 0;
+    if (!remaining) /* bring a current member from the tail into the head */
+        for (int i = e->nnew; i < n; i++)
+            if (p->wrank_of[perm[i]] >= 0) {
+                int j = (int)rng_below(&r, (uint64_t)e->nnew), t = perm[i];
+                perm[i] = perm[j];
+                perm[j] = t;
+                break;
+            }
+    for (int w = 0; w < n; w++)
+        e->new_rank[w] = -1;
+    for (int i = 0; i < e->nnew; i++)
+        e->new_rank[perm[i]] = i;
+    /* The leader: a random remaining member. */
+    int k = 0;
+    for (int i = 0; i < e->nnew; i++)
+        k += p->wrank_of[perm[i]] >= 0;
+    k = (int)rng_below(&r, (uint64_t)k);
+    for (int i = 0; i < e->nnew; i++)
+        if (p->wrank_of[perm[i]] >= 0 && k-- == 0) {
+            e->leader = i;
+            break;
+        }
+    static const flavor created[] = {FL_CREATE_MALLOC, FL_CREATE_ALLOCMEM, FL_ALLOCATE};
+    for (int i = 0; i < e->nnew; i++) {
+        int w = perm[i];
+        if (p->wrank_of[w] >= 0 || p->fl == FL_SHARED)
+            continue;
+        e->fresh[w] = rng_pct(&r, 50);
+        e->fresh_fl[w] = p->fl == FL_DYNAMIC ? FL_DYNAMIC : created[rng_below(&r, 3)];
+        e->fresh_allocmem[w] = rng_pct(&r, 50);
+        e->fresh_bytes[w] = window_sizes[rng_below(&r, NSIZES)];
+        e->fresh_unit[w] = p->fl == FL_DYNAMIC ? 1 : window_units[rng_below(&r, 3)];
+    }
+}
+
 void plan_epoch(const program *p, int index, epoch *e)
 {
     rng r = {seed_mix(p->seed, (uint64_t)index + 1)};
+    const int n = p->nmembers;
     memset(e, 0, sizeof *e);
-    e->nprocs = p->nprocs;
-    e->kind = (epoch_kind)pick_bit(&r, p->kinds);
+    e->nprocs = n;
+    e->prog = xcalloc((size_t)n, sizeof *e->prog);
+    e->nprog = xcalloc((size_t)n, sizeof *e->nprog);
+    e->lock_type = xcalloc((size_t)n * (size_t)n, sizeof(int));
+    if (is_change(p, index)) {
+        e->kind = EK_CHANGE;
+        plan_change(p, index, e);
+        return;
+    }
+    /* Epochs of the other kinds address the current members by window rank. */
+    e->kind = (epoch_kind)pick_bit(&r, p->kinds & ~(1u << EK_CHANGE));
     e->noprecede = rng_pct(&r, 50);
     e->nosucceed = rng_pct(&r, 50);
     e->nocheck = rng_pct(&r, 25);
@@ -481,14 +620,13 @@ void plan_epoch(const program *p, int index, epoch *e)
     e->multi = rng_pct(&r, 40);
     e->remote_complete = rng_pct(&r, 30);
     e->arm_first = rng_pct(&r, 50);
-    e->prog = xcalloc((size_t)p->nprocs, sizeof *e->prog);
-    e->nprog = xcalloc((size_t)p->nprocs, sizeof *e->nprog);
-    e->lock_type = xcalloc((size_t)p->nprocs * (size_t)p->nprocs, sizeof(int));
     /* Exclusive locks on one target at a time and on several at once (taken in increasing rank
      * order, exec.c: flexrma must take them in MPI_Win_lock order, specification section 5). */
-    for (int i = 0; i < p->nprocs * p->nprocs; i++)
+    for (int i = 0; i < n * n; i++)
         e->lock_type[i] = !e->nocheck && rng_pct(&r, 40) ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
 
+    /* As many blocks as with every process a member: an epoch costs mostly its synchronization
+     * and the check after it, so one of fewer members carries as many operations. */
     int budget = (int)rng_range(&r, 1, 5 * p->nprocs);
     e->blocks = xcalloc((size_t)budget, sizeof *e->blocks);
     builder b = {&r, p, e, NULL, 0, 0};
@@ -538,5 +676,12 @@ void epoch_free(epoch *e)
     free(e->nprog);
     free(e->blocks);
     free(e->lock_type);
+    free(e->new_member);
+    free(e->new_rank);
+    free(e->fresh);
+    free(e->fresh_fl);
+    free(e->fresh_allocmem);
+    free(e->fresh_bytes);
+    free(e->fresh_unit);
     memset(e, 0, sizeof *e);
 }

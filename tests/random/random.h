@@ -8,6 +8,14 @@
  * own results against the model (check.c). A program is reproducible from its seed alone:
  * `t_random --replay SEED` on the same number of ranks runs it again.
  *
+ * The window's membership changes too: a *change* epoch (EK_CHANGE, a few percent of epochs)
+ * calls MPI_Win_change_comm with a communicator drawn from the seed, a random subset of
+ * MPI_COMM_WORLD's ranks in random order (docs/specification.md section 11). Epochs address
+ * targets by window rank, the rank in the current communicator; the model keeps every process's
+ * memory by world rank. A leaver keeps its memory (a window over itself), which is still checked
+ * after every epoch, and may join again later with it, or with a new window whose contents come
+ * from the seed. Processes outside the window generate every epoch but take part in none.
+ *
  * Only programs MPI defines are generated. In each epoch every target's window is cut into
  * disjoint blocks, and a block is used in one way only:
  *   PUT   one origin puts into it once; in a passive-target epoch it may flush and get the
@@ -71,6 +79,7 @@ typedef enum {
     EK_LOCKALL, /* MPI_Win_lock_all, flushes, request operations (MPI_Rput...) */
     EK_COUNTER, /* sync-ops requests at the origins, sync-object requests at the targets */
     EK_SIGNAL,  /* MPIX_Put_signal / MPIX_Iput_signal, counted by sync-object requests */
+    EK_CHANGE,  /* MPI_Win_change_comm: members leave, others join, ranks renumbered; no RMA */
     EK_COUNT
 } epoch_kind;
 extern const char *const epoch_name[EK_COUNT];
@@ -158,6 +167,17 @@ typedef struct epoch {
     int remote_complete;      /* counter: MPIX_INFO_SYNC_REMOTE_COMPLETE on the sync-ops requests */
     int arm_first;            /* counter, signal: targets start their sync-object request first */
     long nops;                /* RMA operations of every rank (flushes and waits not counted) */
+    /* change: the new communicator and what each joiner brings (arrays by world rank) */
+    int *new_member;          /* new_member[i]: the world rank that becomes window rank i */
+    int nnew;
+    int leader;               /* peer_rank: a remaining member's rank in the new communicator */
+    int *new_rank;            /* by world rank: its rank in the new communicator, or -1 */
+    int *fresh;               /* by world rank: a joiner brings a new window (0: the one it kept
+                                 when it left) */
+    flavor *fresh_fl;         /* by world rank: that new window's flavor, */
+    size_t *fresh_bytes;      /*                size */
+    int *fresh_unit;          /*                and displacement unit */
+    int *fresh_allocmem;      /* by world rank: a new dynamic window's region is MPI_Alloc_mem's */
 } epoch;
 
 /* A window of a program, as every rank sees it. */
@@ -165,17 +185,28 @@ typedef struct program {
     uint64_t seed;
     int nprocs, rank;
     flavor fl;
-    size_t bytes;             /* every rank's window size */
-    int disp_unit;
+    size_t bytes;             /* the first members' window size */
+    int disp_unit;            /* and displacement unit */
+    size_t *bytes_of;         /* by world rank: its window size (a joiner's new window may */
+    int *unit_of;             /* differ) and displacement unit */
     int nepochs;
     unsigned kinds;           /* epoch kinds allowed: bit (1 << epoch_kind) */
-    unsigned char **model;    /* model[r]: what rank r's window must hold */
-    MPI_Aint *base;           /* dynamic windows: each rank's region's address */
-    MPI_Win win;
+    unsigned char **model;    /* model[w]: what world rank w's window memory must hold */
+    /* membership (model.c keeps it; every rank the same) */
+    int nmembers;
+    int *member;              /* member[i]: the world rank at window rank i */
+    int *wrank_of;            /* by world rank: its window rank, or -1 outside the window */
+    int wrank;                /* mine */
+    MPI_Comm comm;            /* the members in window rank order; MPI_COMM_NULL outside */
+    MPI_Aint *base;           /* dynamic windows: each world rank's region's address */
+    MPI_Win win;              /* outside the window: my window over myself */
+    flavor my_fl;             /* how my window memory was made (a joiner's may differ) */
+    int my_allocmem;          /* dynamic windows: my region is MPI_Alloc_mem memory */
     unsigned char *mem;       /* my window memory */
     void *dyn;                /* dynamic windows: my attached region */
-    MPI_Sync *counters;       /* counters[r]: rank r's counter (counter and signal epochs) */
+    MPI_Sync *counters;       /* counters[w]: world rank w's counter (counter and signal epochs) */
     MPI_Sync my_counter;
+    int have_counter;         /* I own my_counter (members only: a leaver frees it) */
 } program;
 
 /* plan.c */
@@ -185,13 +216,16 @@ void plan_epoch(const program *p, int index, epoch *e);
 void epoch_free(epoch *e);
 int layout_at(const layout *l, int i); /* element i's place, in elements from the start */
 
-/* model.c: apply every rank's operations of e to p->model, filling each op's `expect`. */
-void model_epoch(program *p, epoch *e);
+/* model.c: apply every rank's operations of e to p->model, filling each op's `expect`; for a
+ * change epoch, the contents joiners' new windows bring. */
+void model_epoch(program *p, epoch *e, int index);
+/* After a change epoch: the new membership (every rank, members or not). */
+void model_change(program *p, const epoch *e);
 extern const MPI_Op model_ops[];
 extern const char *const model_op_names[];
 int model_op_count(void);
 
-/* exec.c */
+/* exec.c; exec_epoch is called by every rank, members or not */
 void exec_window_create(program *p);
 void exec_window_free(program *p);
 void exec_epoch(program *p, epoch *e, int index);

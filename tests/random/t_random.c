@@ -8,8 +8,10 @@
  * A mismatch stops the run: every rank that sees one prints the program's seed, the epoch, the
  * first wrong byte and the operations that touched it; `--replay` with that seed, on as many
  * ranks and with the same FLEXRMA_ variables, runs that program alone and prints its epochs.
- * LIST: comma-separated epoch kinds (fence,pscw,lock,lock_all,counter,signal) or flavors
- * (malloc,alloc_mem,allocate,shared,dynamic). Output: one TAP result per rank. */
+ * LIST: comma-separated epoch kinds (fence,pscw,lock,lock_all,counter,signal,change) or flavors
+ * (malloc,alloc_mem,allocate,shared,dynamic). `change` (MPI_Win_change_comm) takes a few percent
+ * of the epochs when other kinds are allowed too, and every epoch when it is alone. Output: one
+ * TAP result per rank. */
 #include "random.h"
 #include "tap.h"
 
@@ -36,8 +38,40 @@ static unsigned parse_list(const char *arg, const char *const *names, int n, con
     return mask;
 }
 
+/* A change epoch: the new communicator by world rank, and who leaves and joins with what. */
+static void print_change(const program *p, const epoch *e, int index)
+{
+    fprintf(stderr, "epoch %d: change, window ranks 0..%d are world ranks", index, e->nnew - 1);
+    for (int i = 0; i < e->nnew; i++)
+        fprintf(stderr, " %d", e->new_member[i]);
+    fprintf(stderr, "; peer_rank %d (world rank %d)\n", e->leader, e->new_member[e->leader]);
+    for (int w = 0; w < p->nprocs; w++) {
+        if (p->wrank_of[w] >= 0 && e->new_rank[w] < 0)
+            fprintf(stderr, "  world rank %d leaves (window rank %d), keeping its memory\n", w,
+                    p->wrank_of[w]);
+        else if (p->wrank_of[w] < 0 && e->new_rank[w] >= 0 && e->fresh[w])
+            fprintf(stderr,
+                    "  world rank %d joins as window rank %d with a new %s window of %zu B, "
+                    "disp_unit %d%s\n",
+                    w, e->new_rank[w], flavor_name[e->fresh_fl[w]], e->fresh_bytes[w],
+                    e->fresh_unit[w],
+                    e->fresh_fl[w] == FL_DYNAMIC && e->fresh_allocmem[w] ? " (MPI_Alloc_mem region)"
+                                                                          : "");
+        else if (p->wrank_of[w] < 0 && e->new_rank[w] >= 0)
+            fprintf(stderr, "  world rank %d joins as window rank %d with the window it kept\n", w,
+                    e->new_rank[w]);
+        else if (p->wrank_of[w] >= 0 && p->wrank_of[w] != e->new_rank[w])
+            fprintf(stderr, "  world rank %d: window rank %d becomes %d\n", w, p->wrank_of[w],
+                    e->new_rank[w]);
+    }
+}
+
 static void print_plan(const program *p, const epoch *e, int index)
 {
+    if (e->kind == EK_CHANGE) {
+        print_change(p, e, index);
+        return;
+    }
     fprintf(stderr, "epoch %d: %s, %ld operations, %d blocks%s%s%s%s\n", index, epoch_name[e->kind],
             e->nops, e->nblocks, e->nocheck ? ", nocheck" : "", e->multi ? ", multi" : "",
             e->noprecede ? ", noprecede" : "", e->nosucceed ? ", nosucceed" : "");
@@ -56,13 +90,21 @@ static void print_plan(const program *p, const epoch *e, int index)
 
 /* One program: its window, its epochs, a check after each. 1 if a check failed anywhere. */
 static int run_program(uint64_t seed, int nprocs, int rank, unsigned kinds, unsigned flavors,
-                       int verbose, long *ops, int *epochs)
+                       int verbose, long *ops, int *epochs, int *changes)
 {
     program p;
     plan_program(&p, seed, nprocs, rank, kinds, flavors);
-    if (verbose && rank == 0)
-        fprintf(stderr, "program 0x%016llx: %s window, %zu B per rank, disp_unit %d, %d epochs\n",
+    if (verbose && rank == 0) {
+        fprintf(stderr, "program 0x%016llx: %s window, %zu B per rank, disp_unit %d, %d epochs",
                 (unsigned long long)seed, flavor_name[p.fl], p.bytes, p.disp_unit, p.nepochs);
+        if (p.nmembers < nprocs) {
+            fprintf(stderr, "; window ranks 0..%d are world ranks", p.nmembers - 1);
+            for (int i = 0; i < p.nmembers; i++)
+                fprintf(stderr, " %d", p.member[i]);
+            fprintf(stderr, ", the others start with windows over themselves");
+        }
+        fprintf(stderr, "\n");
+    }
     exec_window_create(&p);
     int failed = 0;
     for (int i = 0; i < p.nepochs && !failed; i++) {
@@ -70,8 +112,12 @@ static int run_program(uint64_t seed, int nprocs, int rank, unsigned kinds, unsi
         plan_epoch(&p, i, &e);
         if (verbose && rank == 0)
             print_plan(&p, &e, i);
-        model_epoch(&p, &e);
+        model_epoch(&p, &e, i);
         exec_epoch(&p, &e, i);
+        if (e.kind == EK_CHANGE) {
+            model_change(&p, &e);
+            ++*changes;
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         int bad = check_epoch(&p, &e, i);
         MPI_Allreduce(&bad, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -89,8 +135,8 @@ int main(int argc, char **argv)
     int rank, nprocs;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    static const char *const kind_args[EK_COUNT] = {"fence", "pscw", "lock", "lock_all",
-                                                    "counter", "signal"};
+    static const char *const kind_args[EK_COUNT] = {"fence",   "pscw",   "lock",  "lock_all",
+                                                    "counter", "signal", "change"};
     static const char *const flavor_args[FL_COUNT] = {"malloc", "alloc_mem", "allocate", "shared",
                                                       "dynamic"};
     uint64_t seed = 1, replay = 0;
@@ -133,6 +179,8 @@ int main(int argc, char **argv)
     const char *test_nodes = getenv("FLEXRMA_TEST_NODES");
     if (test_nodes && atoi(test_nodes) > 1)
         flavors &= ~(1u << FL_SHARED);
+    if (nprocs < 2) /* a change needs two processes in the new communicator */
+        kinds &= ~(1u << EK_CHANGE);
     if (!flavors || !kinds) {
         if (rank == 0)
             fprintf(stderr, "t_random: no window flavor or epoch kind left to run\n");
@@ -140,10 +188,11 @@ int main(int argc, char **argv)
     }
     tap_plan(1);
     long ops = 0;
-    int epochs = 0, programs = 0, failed = 0;
+    int epochs = 0, changes = 0, programs = 0, failed = 0;
     double start = MPI_Wtime();
     if (replaying) {
-        failed = run_program(replay, nprocs, rank, kinds, flavors, verbose, &ops, &epochs);
+        failed = run_program(replay, nprocs, rank, kinds, flavors, verbose, &ops, &epochs,
+                            &changes);
         programs = 1;
     } else {
         for (uint64_t i = 0; !failed; i++) {
@@ -152,17 +201,20 @@ int main(int argc, char **argv)
             if (!more)
                 break;
             failed = run_program(seed_mix(seed, i), nprocs, rank, kinds, flavors, verbose, &ops,
-                                 &epochs);
+                                 &epochs, &changes);
             programs++;
         }
     }
-    ok(!failed, "%ld operations of %d ranks checked in %d epochs of %d programs (run seed %llu)",
-       ops, nprocs, epochs, programs, (unsigned long long)(replaying ? replay : seed));
+    ok(!failed,
+       "%ld operations of %d ranks checked in %d epochs (%d membership changes) of %d programs "
+       "(run seed %llu)",
+       ops, nprocs, epochs, changes, programs, (unsigned long long)(replaying ? replay : seed));
     double took = MPI_Wtime() - start;
     int rc = tap_done();
     if (rank == 0)
-        printf("# t_random: %ld operations checked, %d epochs, %d programs, %.1f s%s\n", ops,
-               epochs, programs, took, failed ? ", FAILED" : "");
+        printf("# t_random: %ld operations checked, %d epochs (%d membership changes), %d "
+               "programs, %.1f s%s\n",
+               ops, epochs, changes, programs, took, failed ? ", FAILED" : "");
     MPI_Finalize();
     return rc;
 }
