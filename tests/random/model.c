@@ -112,10 +112,7 @@ static void apply(program *p, op *o)
 static void fresh_contents(const program *p, int index, int w, unsigned char *buf, size_t n)
 {
     rng c = {seed_mix(p->seed ^ 0x6672657368ull, (uint64_t)index * 4096u + (uint64_t)w)};
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t v = rng_next(&c);
-        memcpy(buf + i, &v, n - i < 8 ? n - i : 8);
-    }
+    fill_random(&c, buf, n);
 }
 
 void model_epoch(program *p, epoch *e, int index)

@@ -30,11 +30,13 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
-static void fill_random(rng *r, unsigned char *buf, size_t n)
+/* A random order of v[0..n) (Fisher-Yates). */
+static void shuffle(rng *r, int *v, int n)
 {
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t v = rng_next(r);
-        memcpy(buf + i, &v, n - i < 8 ? n - i : 8);
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rng_below(r, (uint64_t)i + 1), t = v[i];
+        v[i] = v[j];
+        v[j] = t;
     }
 }
 
@@ -79,11 +81,7 @@ void plan_program(program *p, uint64_t seed, int nprocs, int rank, unsigned kind
         p->member[w] = p->wrank_of[w] = w;
     rng m = {seed_mix(seed ^ 0x7374617274ull, 0)};
     if (kinds & 1u << EK_CHANGE && nprocs >= 3 && rng_pct(&m, 30)) {
-        for (int i = nprocs - 1; i > 0; i--) {
-            int j = (int)rng_below(&m, (uint64_t)i + 1), t = p->member[i];
-            p->member[i] = p->member[j];
-            p->member[j] = t;
-        }
+        shuffle(&m, p->member, nprocs);
         p->nmembers = (int)rng_range(&m, 2, nprocs - 1);
         for (int w = 0; w < nprocs; w++)
             p->wrank_of[w] = -1;
@@ -553,11 +551,7 @@ static void plan_change(const program *p, int index, epoch *e)
     int *perm = e->new_member; /* a random order of all world ranks; its head is taken */
     for (int w = 0; w < n; w++)
         perm[w] = w;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)rng_below(&r, (uint64_t)i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    shuffle(&r, perm, n);
     e->nnew = (int)rng_range(&r, 2, n);
     int remaining = 0;
     for (int i = 0; i < e->nnew; i++)
@@ -568,6 +562,7 @@ static void plan_change(const program *p, int index, epoch *e)
                 int j = (int)rng_below(&r, (uint64_t)e->nnew), t = perm[i];
                 perm[i] = perm[j];
                 perm[j] = t;
+                remaining = 1;
                 break;
             }
     for (int w = 0; w < n; w++)
@@ -575,10 +570,7 @@ static void plan_change(const program *p, int index, epoch *e)
     for (int i = 0; i < e->nnew; i++)
         e->new_rank[perm[i]] = i;
     /* The leader: a random remaining member. */
-    int k = 0;
-    for (int i = 0; i < e->nnew; i++)
-        k += p->wrank_of[perm[i]] >= 0;
-    k = (int)rng_below(&r, (uint64_t)k);
+    int k = (int)rng_below(&r, (uint64_t)remaining);
     for (int i = 0; i < e->nnew; i++)
         if (p->wrank_of[perm[i]] >= 0 && k-- == 0) {
             e->leader = i;

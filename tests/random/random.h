@@ -37,6 +37,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- the generator's random numbers: splitmix64, the same on every rank ---- */
 typedef struct rng {
@@ -53,6 +54,15 @@ static inline int64_t rng_range(rng *r, int64_t lo, int64_t hi)
 }
 /* 1 with probability pct percent. */
 static inline int rng_pct(rng *r, int pct) { return (int)rng_below(r, 100) < pct; }
+/* n random bytes: window contents and operation buffers (plan.c), joiners' new windows
+ * (model.c). */
+static inline void fill_random(rng *r, unsigned char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = rng_next(r);
+        memcpy(buf + i, &v, n - i < 8 ? n - i : 8);
+    }
+}
 /* A seed derived from another one and an index: programs from a run's seed, and so on. */
 static inline uint64_t seed_mix(uint64_t seed, uint64_t i)
 {
