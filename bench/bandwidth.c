@@ -7,7 +7,8 @@
  * limit). The rows give the time per block, so bandwidth = bytes / median_us; all blocks of a
  * step go to distinct places (K * n bytes), so that caches flatter neither side. Other ranks,
  * if any, only take part in the fences and barriers. The window is rank 1's MPI_Alloc_mem memory
- * under MPI_Win_create, or with --flavor allocate MPI_Win_allocate's (rows "VARIANT/allocate"). */
+ * under MPI_Win_create, or with --flavor allocate MPI_Win_allocate's (rows "VARIANT/allocate"),
+ * or with --flavor malloc posix_memalign'ed pages under MPI_Win_create (rows "VARIANT/malloc"). */
 #include "common.h"
 
 #include <stdlib.h>
@@ -126,7 +127,8 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     bench_init(&argc, &argv, "bandwidth", "1K,4K,16K,64K,256K,1M,4M", &o);
-    bench_flavors_allowed(&o, 1u << BENCH_FLAVOR_CREATE | 1u << BENCH_FLAVOR_ALLOCATE);
+    bench_flavors_allowed(&o, 1u << BENCH_FLAVOR_CREATE | 1u << BENCH_FLAVOR_ALLOCATE |
+                                  1u << BENCH_FLAVOR_MALLOC);
     if (o.size < 2)
         bench_die("needs at least 2 ranks");
     size_t max = 0;
@@ -151,7 +153,8 @@ int main(int argc, char **argv)
         bench_win_make(&w, o.flavor[f], o.rank == 1 ? bytes : 0);
         b.win_mem = w.base;
         b.win = w.win;
-        /* rows "VARIANT" on MPI_Win_create windows, "VARIANT/allocate" on MPI_Win_allocate's */
+        /* rows "VARIANT" on MPI_Win_create windows of MPI_Alloc_mem memory, "VARIANT/FLAVOR"
+         * on the others */
         const char *suffix =
             o.flavor[f] == BENCH_FLAVOR_CREATE ? NULL : bench_flavor_name[o.flavor[f]];
         for (int i = 0; i < o.nsizes; i++) {

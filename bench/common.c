@@ -8,10 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const bench_mem_name[] = {"alloc_mem", "malloc"};
 const char *const bench_topo_name[] = {"ring", "grid"};
-const char *const bench_flavor_name[] = {"create", "allocate", "dynamic", "shared"};
+const char *const bench_flavor_name[] = {"create", "allocate", "dynamic", "shared", "malloc"};
 
 static const char *program_name = "bench";
 static int world_rank;
@@ -54,7 +55,8 @@ static void usage(void)
                 "  --topo      ghost exchange topologies: ring,grid\n"
                 "  --blocks K  puts per epoch (bandwidth)\n"
                 "  --flavor    windows: create (MPI_Alloc_mem memory), allocate, dynamic,\n"
-                "              shared (what the program supports; default create)\n"
+                "              shared, malloc (MPI_Win_create over posix_memalign'ed pages)\n"
+                "              (what the program supports; default create)\n"
                 "Prints CSV rows: program,variant,implementation,transport,ranks,bytes,"
                 "median_us,ratio_to_pt2pt\n",
                 program_name);
@@ -119,7 +121,10 @@ static int parse_name(const char *w, const char *const *names, int n)
 }
 static int parse_mem_word(const char *w) { return parse_name(w, bench_mem_name, 2); }
 static int parse_topo_word(const char *w) { return parse_name(w, bench_topo_name, 2); }
-static int parse_flavor_word(const char *w) { return parse_name(w, bench_flavor_name, 4); }
+static int parse_flavor_word(const char *w)
+{
+    return parse_name(w, bench_flavor_name, BENCH_NFLAVOR);
+}
 
 static void parse_sizes(bench_opts *o, const char *value)
 {
@@ -375,6 +380,15 @@ void bench_win_make(bench_win *w, int flavor, size_t bytes)
         w->base = bench_alloc(BENCH_MEM_ALLOC_MEM, bytes);
         MPI_Win_create(w->base, (MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
         return;
+    case BENCH_FLAVOR_MALLOC: {
+        long page = sysconf(_SC_PAGESIZE);
+        if (posix_memalign(&base, page > 0 ? (size_t)page : 4096, bytes ? bytes : 1) != 0)
+            bench_die("cannot allocate %zu bytes (posix_memalign)", bytes);
+        memset(base, 0, bytes ? bytes : 1);
+        w->base = base;
+        MPI_Win_create(w->base, (MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
+        return;
+    }
     case BENCH_FLAVOR_ALLOCATE:
         MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w->win);
         break;
@@ -414,6 +428,8 @@ void bench_win_free(bench_win *w)
     MPI_Win_free(&w->win);
     if (w->flavor == BENCH_FLAVOR_CREATE || w->flavor == BENCH_FLAVOR_DYNAMIC)
         bench_free(BENCH_MEM_ALLOC_MEM, w->base);
+    else if (w->flavor == BENCH_FLAVOR_MALLOC)
+        free(w->base);
     free(w->disp);
 }
 

@@ -45,12 +45,15 @@ enum { BENCH_MEM_ALLOC_MEM, BENCH_MEM_MALLOC }; /* seed 000's "global" and "loca
 enum { BENCH_TOPO_RING, BENCH_TOPO_GRID };
 
 /* MPI-3's window flavors: MPI_Win_create over MPI_Alloc_mem memory, MPI_Win_allocate,
- * MPI_Win_create_dynamic with MPI_Alloc_mem memory attached, MPI_Win_allocate_shared. */
-enum { BENCH_FLAVOR_CREATE, BENCH_FLAVOR_ALLOCATE, BENCH_FLAVOR_DYNAMIC, BENCH_FLAVOR_SHARED };
+ * MPI_Win_create_dynamic with MPI_Alloc_mem memory attached, MPI_Win_allocate_shared, and
+ * MPI_Win_create over ordinary memory (posix_memalign'ed pages, as osu_*_latency -w create). */
+enum { BENCH_FLAVOR_CREATE, BENCH_FLAVOR_ALLOCATE, BENCH_FLAVOR_DYNAMIC, BENCH_FLAVOR_SHARED,
+       BENCH_FLAVOR_MALLOC, BENCH_NFLAVOR };
 
 extern const char *const bench_mem_name[];    /* "alloc_mem", "malloc" */
 extern const char *const bench_topo_name[];   /* "ring", "grid" */
-extern const char *const bench_flavor_name[]; /* "create", "allocate", "dynamic", "shared" */
+extern const char *const bench_flavor_name[]; /* "create", "allocate", "dynamic", "shared",
+                                                 "malloc" */
 
 /* One way of doing a step. step is timed; begin and end (optional) run outside the timing
  * around every timed loop: begin to prepare (stamp send data, open an MPI-3 epoch), end to

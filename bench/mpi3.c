@@ -12,6 +12,11 @@
  *   put-lock     inside MPI_Win_lock(MPI_LOCK_SHARED, 1), held open over the loop: MPI_Put,
  *                MPI_Win_flush (osu_put_latency -s flush)
  *   get-lock     the same with MPI_Get
+ *   put-fence    MPI_Put, MPI_Win_fence (every rank fences; osu_put_latency -s fence)
+ *   get-fence    the same with MPI_Get
+ *   put-pscw     rank 0: MPI_Win_start, MPI_Put, MPI_Win_complete; rank 1: MPI_Win_post,
+ *                MPI_Win_wait (osu_put_latency -s pscw)
+ *   get-pscw     the same with MPI_Get
  * and at 8 B (always measured), inside MPI_Win_lock_all, one 8-byte integer and a flush each:
  *   fop          MPI_Fetch_and_op, MPI_SUM of 1
  *   cas          MPI_Compare_and_swap of the value it holds with that value + 1
@@ -49,7 +54,7 @@
 #define LINE 128     /* two cache lines: the round trip's two words never share a line pair */
 
 enum op { OP_C2C, OP_PUT, OP_GET, OP_FOP, OP_CAS, OP_GACC, OP_MEMCPY, OP_PUTBW };
-enum epoch { EPOCH_NONE, EPOCH_LOCKALL, EPOCH_LOCK };
+enum epoch { EPOCH_NONE, EPOCH_LOCKALL, EPOCH_LOCK, EPOCH_FENCE, EPOCH_PSCW };
 enum { CTR_FOP, CTR_CAS, CTR_GACC, NCTR }; /* the counters, in this order from ATOMICS */
 
 typedef struct mpi3 {
@@ -69,6 +74,7 @@ typedef struct mpi3 {
     /* the round trip: ping[0] written by rank 0, pong[0] by rank 1 */
     _Atomic uint64_t *ping, *pong;
     uint64_t seq;
+    MPI_Group peer;     /* ranks 0 and 1: the other one, for PSCW */
 } mpi3;
 
 static MPI_Aint target_disp(const mpi3 *x, size_t off) { return x->w.disp[1] + (MPI_Aint)off; }
@@ -169,6 +175,39 @@ static void step_get(void *p)
     MPI_Win_flush(1, x->w.win);
 }
 
+/* Active target: one epoch per step, the target taking part (fence: every rank). */
+static void step_fence(mpi3 *x, enum op op)
+{
+    if (x->rank == 0 && op == OP_PUT)
+        MPI_Put(x->src, (int)x->n, MPI_BYTE, 1, target_disp(x, 0), (int)x->n, MPI_BYTE, x->w.win);
+    else if (x->rank == 0)
+        MPI_Get(x->dst, (int)x->n, MPI_BYTE, 1, target_disp(x, x->get_off), (int)x->n, MPI_BYTE,
+                x->w.win);
+    MPI_Win_fence(0, x->w.win);
+}
+
+static void step_pscw(mpi3 *x, enum op op)
+{
+    if (x->rank == 1) {
+        MPI_Win_post(x->peer, 0, x->w.win);
+        MPI_Win_wait(x->w.win);
+    } else if (x->rank == 0) {
+        MPI_Win_start(x->peer, 0, x->w.win);
+        if (op == OP_PUT)
+            MPI_Put(x->src, (int)x->n, MPI_BYTE, 1, target_disp(x, 0), (int)x->n, MPI_BYTE,
+                    x->w.win);
+        else
+            MPI_Get(x->dst, (int)x->n, MPI_BYTE, 1, target_disp(x, x->get_off), (int)x->n,
+                    MPI_BYTE, x->w.win);
+        MPI_Win_complete(x->w.win);
+    }
+}
+
+static void step_put_fence(void *p) { step_fence(p, OP_PUT); }
+static void step_get_fence(void *p) { step_fence(p, OP_GET); }
+static void step_put_pscw(void *p) { step_pscw(p, OP_PUT); }
+static void step_get_pscw(void *p) { step_pscw(p, OP_GET); }
+
 static MPI_Aint ctr_disp(const mpi3 *x, int c)
 {
     return target_disp(x, x->atom_off + (size_t)c * sizeof(int64_t));
@@ -259,6 +298,8 @@ static void begin(mpi3 *x, enum op op, enum epoch epoch)
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (epoch == EPOCH_FENCE)
+        MPI_Win_fence(MPI_MODE_NOPRECEDE, x->w.win);
     if (x->rank != 0)
         return;
     if (epoch == EPOCH_LOCKALL)
@@ -296,6 +337,10 @@ static int end(void *p)
             MPI_Win_unlock_all(x->w.win);
         else if (x->epoch == EPOCH_LOCK)
             MPI_Win_unlock(1, x->w.win);
+    }
+    if (x->epoch == EPOCH_FENCE) /* every step ended with a fence: nothing is in flight */
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, x->w.win);
+    if (x->rank == 0) {
         if (x->op == OP_GET)
             wrong += wrong_blocks(x, x->dst, 1);
         else if (x->op == OP_MEMCPY)
@@ -318,6 +363,10 @@ BEGIN(put_lockall, OP_PUT, EPOCH_LOCKALL)
 BEGIN(get_lockall, OP_GET, EPOCH_LOCKALL)
 BEGIN(put_lock, OP_PUT, EPOCH_LOCK)
 BEGIN(get_lock, OP_GET, EPOCH_LOCK)
+BEGIN(put_fence, OP_PUT, EPOCH_FENCE)
+BEGIN(get_fence, OP_GET, EPOCH_FENCE)
+BEGIN(put_pscw, OP_PUT, EPOCH_PSCW)
+BEGIN(get_pscw, OP_GET, EPOCH_PSCW)
 BEGIN(fop, OP_FOP, EPOCH_LOCKALL)
 BEGIN(cas, OP_CAS, EPOCH_LOCKALL)
 BEGIN(gacc, OP_GACC, EPOCH_LOCKALL)
@@ -331,6 +380,10 @@ static const bench_variant latency[] = {
     {"get-lockall", step_get, begin_get_lockall, end},
     {"put-lock", step_put, begin_put_lock, end},
     {"get-lock", step_get, begin_get_lock, end},
+    {"put-fence", step_put_fence, begin_put_fence, end},
+    {"get-fence", step_get_fence, begin_get_fence, end},
+    {"put-pscw", step_put_pscw, begin_put_pscw, end},
+    {"get-pscw", step_get_pscw, begin_get_pscw, end},
     /* at 8 B only: */
     {"fop", step_fop, begin_fop, end},
     {"gacc", step_gacc, begin_gacc, end},
@@ -392,6 +445,11 @@ int main(int argc, char **argv)
     x.src = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? origin_bytes : 8);
     x.dst = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? origin_bytes : 8);
     c2c_setup(&x);
+    MPI_Group world;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    int other = o.rank == 0 ? 1 : 0;
+    MPI_Group_incl(world, o.rank <= 1 ? 1 : 0, &other, &x.peer);
+    MPI_Group_free(&world);
 
     for (int f = 0; f < o.nflavor; f++) {
         const char *flavor = bench_flavor_name[o.flavor[f]];
@@ -414,6 +472,7 @@ int main(int argc, char **argv)
         }
         bench_win_free(&x.w);
     }
+    MPI_Group_free(&x.peer);
     c2c_teardown(&x);
     bench_free(BENCH_MEM_MALLOC, x.dst);
     bench_free(BENCH_MEM_MALLOC, x.src);

@@ -241,6 +241,7 @@ void fr_win_close_channel(fr_win *w)
 static void win_destroy(fr_win *w)
 {
     fr_win_close_channel(w);
+    fr_adopt_release(&w->adopted); /* after the barrier of MPI_Win_free: nobody copies now */
     fr_counters_free(w);
     fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
     fr_req_win_gone(w);

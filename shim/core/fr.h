@@ -37,6 +37,8 @@ typedef struct fr_options {
     unsigned spin_polls;  /* FLEXRMA_SPIN_POLLS: idle polls before a wait yields the core */
     fr_transport_mode transport; /* FLEXRMA_TRANSPORT */
     int direct;         /* FLEXRMA_DIRECT (default 1): copy straight into node peers' windows */
+    int adopt;          /* FLEXRMA_ADOPT (default 1): share MPI_Win_create windows' ordinary
+                           memory with node peers in place (node/shm_adopt.h) */
     size_t shm_ring;    /* FLEXRMA_SHM_RING: bytes of each same-node packet ring (rounded up to a
                            power of two, 1 KiB to 1 GiB) */
     size_t am_inbox;    /* FLEXRMA_AM_INBOX: bytes of the receive posted for batches sent as

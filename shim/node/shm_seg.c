@@ -2,11 +2,13 @@
  *
  * The live segments are kept in an array sorted by address, so fr_seg_lookup() is a binary
  * search; allocations are few and long-lived next to the RMA operations that look them up. */
-#define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
+#define _GNU_SOURCE /* memfd_create, F_ADD_SEALS, mremap, SEEK_DATA */
 #include "shm_seg.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +22,7 @@ typedef struct seg {
     size_t size;
     int fd;
     int named; /* name still linked */
+    int borrowed; /* the program's own pages, moved here in place (fr_seg_borrow) */
     uint64_t serial;
     uint64_t ino;
     char name[FR_SEG_NAME_MAX];
@@ -141,6 +144,14 @@ static int sys_error(const char *what, size_t size)
     return fr_errorf(FR_ERR_SHM, "shared segment of %zu bytes: %s: %s", size, what, strerror(err));
 }
 
+/* Close a segment's file (and unlink its name): what is still mapped of it stays. */
+static void seg_close(seg *s)
+{
+    if (s->named)
+        shm_unlink(s->name);
+    close(s->fd);
+}
+
 /* Every segment holds a descriptor: leave three quarters of the limit to the program (and the
  * MPI library), so many MPI_Alloc_mem blocks can never make the program's own open() fail. */
 static size_t fd_budget(void)
@@ -151,7 +162,10 @@ static size_t fd_budget(void)
     return (size_t)(rl.rlim_cur / 4);
 }
 
-int fr_seg_alloc(size_t size, void **addr)
+static void fork_handlers_once(void);
+
+/* A new segment's file of `bytes` (a page multiple) in *s: descriptor, size, inode, seals. */
+static int seg_open(size_t bytes, seg *s)
 {
     fr_seg_backend b = fr_seg_backend_get();
     if (b == FR_SEG_NONE)
@@ -159,51 +173,76 @@ int fr_seg_alloc(size_t size, void **addr)
     if (nsegs >= fd_budget())
         return fr_errorf(FR_ERR_NO_MEM, "%zu shared segments hold a quarter of the descriptor "
                                         "limit (RLIMIT_NOFILE); no more", nsegs);
+    *s = (seg){.named = 0};
+    s->fd = b == FR_SEG_MEMFD ? memfd_open() : named_open(s->name, sizeof s->name);
+    if (s->fd < 0) {
+        if (b == FR_SEG_MEMFD && memfd_missing(errno))
+            backend = FR_SEG_UNDECIDED; /* forbidden since the probe: probe again next time */
+        return sys_error(b == FR_SEG_MEMFD ? "memfd_create" : "shm_open", bytes);
+    }
+    s->named = b == FR_SEG_NAMED;
+    int rc = MPI_SUCCESS;
+    struct stat st;
+    if (ftruncate(s->fd, (off_t)bytes) != 0)
+        rc = sys_error("ftruncate", bytes);
+    else if (fstat(s->fd, &st) != 0)
+        rc = sys_error("fstat", bytes);
+    if (rc != MPI_SUCCESS) {
+        seg_close(s);
+        return rc;
+    }
+    /* Peers map all of it: it must never shrink under them (SIGBUS) nor grow. memfd only; a
+     * file made without MFD_ALLOW_SEALING refuses, which is harmless. */
+    if (b == FR_SEG_MEMFD)
+        (void)fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
+    /* memfd starts at 0777; nothing reaches it by name, but keep it owner-only anyway. */
+    (void)fchmod(s->fd, 0600);
+    s->size = bytes;
+    s->ino = (uint64_t)st.st_ino;
+    return MPI_SUCCESS;
+}
+
+/* Enter s, mapped at s->base, in the table. */
+static void seg_insert(seg *s)
+{
+    fork_handlers_once();
+    s->serial = next_serial++;
+    fr_grow(&segs, &cap_segs, nsegs + 1, sizeof *segs);
+    size_t i = upper_bound(s->base);
+    memmove(&segs[i + 1], &segs[i], (nsegs - i) * sizeof *segs);
+    segs[i] = *s;
+    nsegs++;
+}
+
+static void seg_remove(seg *s)
+{
+    size_t i = (size_t)(s - segs);
+    memmove(&segs[i], &segs[i + 1], (nsegs - i - 1) * sizeof *segs);
+    nsegs--;
+}
+
+static size_t round_pages(size_t size)
+{
+    size_t pg = page_size();
+    return size ? (size + pg - 1) & ~(pg - 1) : pg;
+}
+
+int fr_seg_alloc(size_t size, void **addr)
+{
     size_t pg = page_size();
     if (size > SIZE_MAX - pg || size > (size_t)INT64_MAX - pg)
         return fr_errorf(FR_ERR_NO_MEM, "shared segment of %zu bytes is too large", size);
-    size_t bytes = size ? (size + pg - 1) & ~(pg - 1) : pg;
-
-    seg s = {.named = 0};
-    s.fd = b == FR_SEG_MEMFD ? memfd_open() : named_open(s.name, sizeof s.name);
-    if (s.fd < 0) {
-        if (b == FR_SEG_MEMFD && memfd_missing(errno))
-            backend = FR_SEG_UNDECIDED; /* forbidden since the probe: probe again next time */
-        return sys_error(b == FR_SEG_MEMFD ? "memfd_create" : "shm_open", size);
-    }
-    s.named = b == FR_SEG_NAMED;
-    int rc = MPI_SUCCESS;
-    struct stat st;
-    if (ftruncate(s.fd, (off_t)bytes) != 0)
-        rc = sys_error("ftruncate", size);
-    else if (fstat(s.fd, &st) != 0)
-        rc = sys_error("fstat", size);
-    if (rc == MPI_SUCCESS) {
-        /* Peers map all of it: it must never shrink under them (SIGBUS) nor grow. memfd only;
-         * a file made without MFD_ALLOW_SEALING refuses, which is harmless. */
-        if (b == FR_SEG_MEMFD)
-            (void)fcntl(s.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
-        /* memfd starts at 0777; nothing reaches it by name, but keep it owner-only anyway. */
-        (void)fchmod(s.fd, 0600);
-        s.base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0);
-        if (s.base == MAP_FAILED)
-            rc = sys_error("mmap", size);
-    }
-    if (rc != MPI_SUCCESS) {
-        if (s.named)
-            shm_unlink(s.name);
-        close(s.fd);
+    seg s;
+    int rc = seg_open(round_pages(size), &s);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    s.base = mmap(NULL, s.size, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0);
+    if (s.base == MAP_FAILED) {
+        rc = sys_error("mmap", size);
+        seg_close(&s);
         return rc;
     }
-    s.size = bytes;
-    s.ino = (uint64_t)st.st_ino;
-    s.serial = next_serial++;
-
-    fr_grow(&segs, &cap_segs, nsegs + 1, sizeof *segs);
-    size_t i = upper_bound(s.base);
-    memmove(&segs[i + 1], &segs[i], (nsegs - i) * sizeof *segs);
-    segs[i] = s;
-    nsegs++;
+    seg_insert(&s);
     *addr = s.base;
     return MPI_SUCCESS;
 }
@@ -211,22 +250,18 @@ int fr_seg_alloc(size_t size, void **addr)
 int fr_seg_free(void *addr)
 {
     seg *s = find(addr);
-    if (!s || s->base != addr)
+    if (!s || s->base != addr || s->borrowed)
         return fr_errorf(FR_ERR_BASE, "no shared segment starts at %p", addr);
     munmap(s->base, s->size);
-    if (s->named)
-        shm_unlink(s->name);
-    close(s->fd);
-    size_t i = (size_t)(s - segs);
-    memmove(&segs[i], &segs[i + 1], (nsegs - i - 1) * sizeof *segs);
-    nsegs--;
+    seg_close(s);
+    seg_remove(s);
     return MPI_SUCCESS;
 }
 
-int fr_seg_lookup(const void *addr, size_t len, fr_seg_ref *ref)
+static int lookup(const void *addr, size_t len, fr_seg_ref *ref, int borrowed)
 {
     const seg *s = find(addr);
-    if (!s)
+    if (!s || s->borrowed != borrowed)
         return 0;
     size_t off = (size_t)((const char *)addr - s->base);
     if (len > s->size - off)
@@ -241,6 +276,16 @@ int fr_seg_lookup(const void *addr, size_t len, fr_seg_ref *ref)
     if (s->named)
         memcpy(ref->name, s->name, sizeof ref->name);
     return 1;
+}
+
+int fr_seg_lookup(const void *addr, size_t len, fr_seg_ref *ref)
+{
+    return lookup(addr, len, ref, 0);
+}
+
+int fr_seg_lookup_borrowed(const void *addr, size_t len, fr_seg_ref *ref)
+{
+    return lookup(addr, len, ref, 1);
 }
 
 int fr_seg_unlink_name(const void *addr)
@@ -277,4 +322,241 @@ void fr_mem_prefault(void *addr, size_t len)
     (void)addr;
     (void)len;
 #endif
+}
+
+/* ---- borrowed segments: the program's own pages, moved in place ---- */
+
+/* Calls fn(from, n, arg) for each run of pages of [at, at + bytes) that may hold data, and
+ * returns the first failure. Untouched pages read as zeros wherever they live, so they need
+ * no copy, which keeps a large, mostly untouched window cheap to move.
+ *  - program memory (fd < 0): the pages /proc/self/pagemap shows resident or swapped out;
+ *  - a segment (fd >= 0): the file's data, as SEEK_DATA and SEEK_HOLE find it.
+ * Where the kernel says nothing, one run of everything. */
+typedef int (*run_fn)(char *from, size_t n, void *arg);
+
+static int private_runs(char *at, size_t bytes, run_fn fn, void *arg)
+{
+    enum { BATCH = 512 };
+    const uint64_t present = 1ull << 63, swapped = 1ull << 62;
+    size_t pg = page_size(), pages = bytes / pg;
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fn(at, bytes, arg);
+    uint64_t e[BATCH];
+    size_t run = 0, nrun = 0; /* the run being gathered: first page, pages */
+    int rc = MPI_SUCCESS;
+    for (size_t i = 0; i < pages && rc == MPI_SUCCESS; i += BATCH) {
+        size_t n = pages - i < BATCH ? pages - i : BATCH;
+        off_t where = (off_t)(((uintptr_t)at / pg + i) * sizeof *e);
+        if (pread(fd, e, n * sizeof *e, where) != (ssize_t)(n * sizeof *e)) {
+            close(fd); /* pagemap stopped answering: copy everything from here on */
+            if (nrun)
+                rc = fn(at + run * pg, nrun * pg, arg);
+            return rc == MPI_SUCCESS ? fn(at + i * pg, bytes - i * pg, arg) : rc;
+        }
+        for (size_t k = 0; k < n && rc == MPI_SUCCESS; k++) {
+            if (e[k] & (present | swapped)) {
+                if (nrun == 0)
+                    run = i + k;
+                nrun++;
+            } else if (nrun) {
+                rc = fn(at + run * pg, nrun * pg, arg);
+                nrun = 0;
+            }
+        }
+    }
+    close(fd);
+    if (rc == MPI_SUCCESS && nrun)
+        rc = fn(at + run * pg, nrun * pg, arg);
+    return rc;
+}
+
+static int segment_runs(const seg *s, run_fn fn, void *arg)
+{
+    off_t end = (off_t)s->size, from = 0;
+    while (from < end) {
+        off_t data = lseek(s->fd, from, SEEK_DATA);
+        if (data < 0)
+            return errno == ENXIO ? MPI_SUCCESS : fn(s->base + from, (size_t)(end - from), arg);
+        off_t hole = lseek(s->fd, data, SEEK_HOLE);
+        if (hole < 0 || hole > end)
+            hole = end;
+        int rc = fn(s->base + data, (size_t)(hole - data), arg);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        from = hole;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Copy a run of program memory into the segment file at the same offset from `origin`. */
+typedef struct file_copy {
+    int fd;
+    const char *origin;
+} file_copy;
+
+static int write_run(char *from, size_t n, void *arg)
+{
+    const file_copy *c = arg;
+    for (size_t done = 0; done < n;) {
+        ssize_t k = pwrite(c->fd, from + done, n - done, (off_t)(from + done - c->origin));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return sys_error("copying the window's pages into it", n);
+        done += (size_t)k;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Copy a run of a mapping to the same offset in another one. */
+typedef struct mem_copy {
+    const char *from_base;
+    char *to_base;
+} mem_copy;
+
+static int memcpy_run(char *from, size_t n, void *arg)
+{
+    const mem_copy *c = arg;
+    memcpy(c->to_base + (from - c->from_base), from, n);
+    return MPI_SUCCESS;
+}
+
+/* A private anonymous copy of segment s's contents (only the pages holding data are
+ * written), or NULL when memory is short. */
+static char *private_copy(const seg *s)
+{
+    char *copy = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy == MAP_FAILED)
+        return NULL;
+    mem_copy c = {s->base, copy};
+    segment_runs(s, memcpy_run, &c);
+    return copy;
+}
+
+/* Put the private copy in place of s's pages (the mapping moves: no second copy). */
+static int put_back(const seg *s, char *copy)
+{
+    return mremap(copy, s->size, s->size, MREMAP_MAYMOVE | MREMAP_FIXED, s->base) == s->base;
+}
+
+/* Move the pages in chunks, so memory holds at most one chunk twice at any time. */
+#define BORROW_CHUNK ((size_t)64 << 20)
+
+int fr_seg_borrow(void *at, size_t bytes, fr_seg_ref *ref)
+{
+    size_t pg = page_size();
+    if (((uintptr_t)at | bytes) & (pg - 1) || bytes == 0)
+        return fr_errorf(FR_ERR_ARG, "borrowing [%p, +%zu): not whole pages", at, bytes);
+    seg s;
+    int rc = seg_open(bytes, &s);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    s.base = at;
+    s.borrowed = 1;
+    file_copy c = {s.fd, at};
+    for (size_t off = 0; off < bytes; off += BORROW_CHUNK) {
+        size_t n = bytes - off < BORROW_CHUNK ? bytes - off : BORROW_CHUNK;
+        rc = private_runs(s.base + off, n, write_run, &c);
+        if (rc != MPI_SUCCESS) { /* give back what moved so far; the rest never left */
+            if (off) {
+                seg moved = s;
+                moved.size = off;
+                char *copy = private_copy(&moved);
+                if (!copy || !put_back(&moved, copy))
+                    fr_fatal("a window's memory at %p could not be moved back to private pages "
+                             "after a failed move into a segment", at);
+            }
+            seg_close(&s);
+            return rc;
+        }
+        /* MAP_FIXED replaces the pages at once; it fails only when the process is out of
+         * mappings (the caller checked vm.max_map_count) and then leaves a hole: fatal. */
+        if (mmap(s.base + off, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.fd,
+                 (off_t)off) != s.base + off)
+            fr_fatal("mapping a segment over a window's memory at %p failed: %s", s.base + off,
+                     strerror(errno));
+    }
+    seg_insert(&s);
+    lookup(at, bytes, ref, 1);
+    return MPI_SUCCESS;
+}
+
+int fr_seg_give_back(void *at, int restore)
+{
+    seg *s = find(at);
+    if (!s || s->base != at || !s->borrowed)
+        return fr_errorf(FR_ERR_BASE, "no borrowed segment starts at %p", at);
+    int rc = MPI_SUCCESS;
+    if (restore) {
+        char *copy = private_copy(s);
+        if (!copy || !put_back(s, copy)) {
+            /* The program keeps working on the shared pages; only fork() sees a difference. */
+            rc = sys_error("moving a window's pages back to private memory", s->size);
+            if (copy)
+                munmap(copy, s->size);
+            s->borrowed = 0; /* now an ordinary segment of ours: forked children copy it */
+            return rc;
+        }
+    }
+    seg_close(s);
+    seg_remove(s);
+    return rc;
+}
+
+/* ---- fork ----
+ * A forked child must get a private copy of every segment, as it does of any other memory:
+ * otherwise its stores would land in the parent's window (and the parent's in its memory).
+ * Before fork each segment's contents are copied to private memory and the segment is kept
+ * out of the child (MADV_DONTFORK); the child puts the copy in its place. A program that
+ * forks pays one copy of the data its segments hold; one that does not pays nothing.
+ * posix_spawn and system() do not run these handlers, and need none: the child execs. */
+
+static char **fork_copies;
+
+static void before_fork(void)
+{
+    FR_ENTER(); /* the table stays as it is until both sides are done */
+    fork_copies = calloc(nsegs ? nsegs : 1, sizeof *fork_copies);
+    for (size_t i = 0; fork_copies && i < nsegs; i++) {
+        fork_copies[i] = private_copy(&segs[i]);
+        if (fork_copies[i] && madvise(segs[i].base, segs[i].size, MADV_DONTFORK) != 0) {
+            munmap(fork_copies[i], segs[i].size); /* the child shares it, as before */
+            fork_copies[i] = NULL;
+        }
+    }
+}
+
+static void after_fork_parent(void)
+{
+    for (size_t i = 0; fork_copies && i < nsegs; i++)
+        if (fork_copies[i]) {
+            munmap(fork_copies[i], segs[i].size);
+            (void)madvise(segs[i].base, segs[i].size, MADV_DOFORK);
+        }
+    free(fork_copies);
+    fork_copies = NULL;
+    FR_LEAVE();
+}
+
+static void after_fork_child(void)
+{
+    for (size_t i = 0; fork_copies && i < nsegs; i++)
+        if (fork_copies[i] && !put_back(&segs[i], fork_copies[i]))
+            fr_fatal("fork: could not give the child its copy of shared memory at %p",
+                     (void *)segs[i].base);
+    free(fork_copies);
+    fork_copies = NULL;
+    FR_LEAVE();
+}
+
+static void fork_handlers_install(void)
+{
+    (void)pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+static void fork_handlers_once(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fork_handlers_install);
 }

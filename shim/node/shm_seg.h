@@ -63,6 +63,26 @@ int fr_seg_free(void *addr);
 /* If [addr, addr+len) lies inside one segment (len 0: addr inside it), describe it in *ref and
  * return 1; otherwise return 0. */
 int fr_seg_lookup(const void *addr, size_t len, fr_seg_ref *ref);
+/* The same for borrowed segments (fr_seg_borrow), which fr_seg_lookup never finds: their pages
+ * are the program's and go back to it, so nothing but the window that borrowed them may hand
+ * them to peers (a dynamic window's attach of the same memory keeps the message path). */
+int fr_seg_lookup_borrowed(const void *addr, size_t len, fr_seg_ref *ref);
+
+/* Borrowing: make the program's own memory [at, at + bytes) (whole pages, private anonymous
+ * memory: the caller checks, node/shm_adopt.h) a segment in place: same addresses, contents
+ * kept, mapped MAP_SHARED from a new file, so peers can map the same pages. Only the pages
+ * holding data are copied. No thread may store into the range while it moves. *ref describes
+ * it. Errors: as fr_seg_alloc; nothing changed then. */
+int fr_seg_borrow(void *at, size_t bytes, fr_seg_ref *ref);
+/* End a borrow: with `restore`, the pages become private anonymous memory again with the same
+ * contents (one copy), so that free(), munmap() and fork() find ordinary memory; without, the
+ * range is left alone (the program unmapped it meanwhile, and it may hold something else now).
+ * FR_ERR_BASE if no borrowed segment starts at `at`. */
+int fr_seg_give_back(void *at, int restore);
+
+/* fork(): every segment of this process, borrowed or not, reaches a forked child as a private
+ * copy, as any other memory does (pthread_atfork handlers, installed with the first segment). */
+
 /* Named backend: every peer that needed the name has opened the segment; unlink the name.
  * A no-op for memfd segments. FR_ERR_BASE if addr is in no segment. */
 int fr_seg_unlink_name(const void *addr);

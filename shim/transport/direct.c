@@ -68,8 +68,12 @@ typedef struct dregion {
 
 typedef struct dpeer {
     dmode mode;
-    char *win;              /* D_MAP: its window base, mapped here */
-    uint64_t remote_base;   /* D_CMA: its window base in its own address space */
+    char *win;              /* D_MAP: where its window base would lie here: bytes [map_lo,
+                               map_hi) of its window are mapped, at win + map_lo */
+    MPI_Aint map_lo, map_hi;
+    int cma;                /* its window is reached by cross-memory attach too (outside
+                               [map_lo, map_hi), and for D_CMA) */
+    uint64_t remote_base;   /* its window base in its own address space */
     pid_t pid;
     fr_peer_proc *proc;     /* holds the mappings below */
     uint64_t win_serial;    /* mapped window segment, 0 if none */
@@ -90,7 +94,9 @@ typedef struct direct_info {
     int64_t pid;
     uint64_t base;          /* window base in its address space */
     uint64_t size;          /* window bytes */
-    fr_seg_ref win;         /* segment holding the whole window; serial 0 if none */
+    fr_seg_ref win;         /* segment holding window bytes [map_lo, map_hi), its offset that
+                               of byte map_lo; serial 0 if none */
+    uint64_t map_lo, map_hi;
     fr_seg_ref state;       /* its state page; serial 0 if none */
     fr_cma_probe probe;
 } direct_info;
@@ -118,14 +124,53 @@ static void map_peer(fr_win *w, int r, const direct_info *in)
         d->mode = D_DYN; /* no window memory: regions are mapped once learned */
         return;
     }
-    if (in->win.serial != 0 && fr_seg_map_remote(d->proc, &in->win, &base) == MPI_SUCCESS) {
+    if (in->win.serial != 0 && in->map_lo < in->map_hi && in->map_hi <= in->size &&
+        in->win.offset <= in->win.size &&
+        in->map_hi - in->map_lo <= in->win.size - in->win.offset &&
+        fr_seg_map_remote(d->proc, &in->win, &base) == MPI_SUCCESS) {
         d->win_serial = in->win.serial;
-        d->win = (char *)base + in->win.offset;
+        d->win = (char *)((uintptr_t)base + in->win.offset - in->map_lo);
+        d->map_lo = (MPI_Aint)in->map_lo;
+        d->map_hi = (MPI_Aint)in->map_hi;
         d->mode = D_MAP;
-        w->peers[r].mapped = d->win;
-    } else if (fr_cma_usable(d->pid, &in->probe)) {
+        if (in->map_lo == 0 && in->map_hi == in->size) /* whole: the short path may use it */
+            w->peers[r].mapped = d->win;
+    }
+    if (fr_cma_usable(d->pid, &in->probe)) {
         d->remote_base = in->base;
-        d->mode = D_CMA;
+        d->cma = 1;
+        if (d->mode == D_NONE)
+            d->mode = D_CMA;
+    }
+}
+
+/* Is any member of w reached through the node's rings (a node peer that may map my memory)? */
+static int has_node_peer(const fr_win *w)
+{
+    for (int r = 0; r < w->size; r++)
+        if (r != w->rank && w->peers[r].tp == &fr_tp_shm)
+            return 1;
+    return 0;
+}
+
+/* Which bytes of my window node peers may map: all of it when it lies in one of my segments
+ * (MPI_Alloc_mem, MPI_Win_allocate); for MPI_Win_create over ordinary memory, its whole pages,
+ * adopted once a node peer exists (node/shm_adopt.h), and kept for the window's life. */
+static void publish_window(fr_win *w, direct_info *mine)
+{
+    size_t size = (size_t)w->win_size;
+    if (fr_seg_lookup(w->base, size, &mine->win)) {
+        mine->map_hi = size;
+        return;
+    }
+    if (w->attr_flavor != MPI_WIN_FLAVOR_CREATE || !has_node_peer(w))
+        return;
+    if (!w->adopted.at)
+        fr_adopt(w->base, size, &w->adopted);
+    if (w->adopted.at) {
+        mine->win = w->adopted.ref;
+        mine->map_lo = (uint64_t)(w->adopted.at - (char *)w->base);
+        mine->map_hi = mine->map_lo + w->adopted.bytes;
     }
 }
 
@@ -148,7 +193,7 @@ int fr_direct_setup(fr_win *w)
             fr_seg_lookup(page, 0, &mine.state);
         }
         if (w->win_size > 0)
-            fr_seg_lookup(w->base, (size_t)w->win_size, &mine.win);
+            publish_window(w, &mine);
         fr_cma_probe_self(&mine.probe);
     }
     direct_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
@@ -177,6 +222,8 @@ void fr_direct_adopt_mapped(fr_win *w, char *const *addr)
         dpeer *d = &w->direct->peers[r];
         if (r != w->rank && d->state && addr[r]) {
             d->win = addr[r]; /* not d->win_serial: the mapping is the window's, not ours */
+            d->map_lo = 0;
+            d->map_hi = w->peers[r].size;
             d->mode = D_MAP;
             w->peers[r].mapped = d->win;
         }
@@ -363,19 +410,35 @@ static char *dyn_at(fr_win *w, int target, const dpeer *d, const fr_op *op, int 
     return (char *)(zero + (uintptr_t)op->target_disp);
 }
 
-/* Does the operation suit this peer's way of access at all? */
-static int suits(fr_win *w, int target, const dpeer *d, const fr_op *op)
+/* How op would reach this peer's window, the epoch aside. */
+typedef enum dway { WAY_NONE, WAY_MAP, WAY_CMA, WAY_DYN } dway;
+
+/* Does op lie in the mapped part of a D_MAP peer's window? */
+static int in_mapped(const fr_win *w, int target, const dpeer *d, const fr_op *op)
+{
+    if (d->map_lo == 0 && d->map_hi == w->peers[target].size)
+        return 1; /* mapped whole: the issue checked the range against the window */
+    MPI_Aint off, lo, hi;
+    return fr_win_span(w->peers[target].disp_unit, op->target_disp, op->target_count,
+                       op->target_dt, &off, &lo, &hi) == MPI_SUCCESS &&
+           d->map_lo <= lo && hi <= d->map_hi;
+}
+
+static dway way_of(fr_win *w, int target, const dpeer *d, const fr_op *op)
 {
     if (op->bytes == 0)
-        return 0;
-    if (d->mode == D_MAP)
-        return 1;
+        return WAY_NONE;
     if (d->mode == D_DYN)
-        return dyn_at(w, target, d, op, 0, NULL) != NULL;
-    if (fr_op_is_acc(op))
-        return 0; /* a read-modify-write needs the memory mapped */
-    /* A system call only pays beyond the eager limit; remote iovecs only for contiguous ones. */
-    return !fr_op_is_eager(op) && op->target_dt->contiguous;
+        return dyn_at(w, target, d, op, 0, NULL) ? WAY_DYN : WAY_NONE;
+    if (d->mode == D_MAP && in_mapped(w, target, d, op))
+        return WAY_MAP;
+    /* A read-modify-write needs the memory mapped; remote iovecs only for contiguous layouts. */
+    if (!d->cma || fr_op_is_acc(op) || !op->target_dt->contiguous)
+        return WAY_NONE;
+    /* A system call pays for a put only beyond the eager limit: below it the put rides in the
+     * ring and asks nothing of the target until the epoch closes. A get through the ring waits
+     * for the target to serve it, and a system call never does: gets go at any size. */
+    return op->kind == FR_OP_GET || !fr_op_is_eager(op) ? WAY_CMA : WAY_NONE;
 }
 
 /* Has the target opened its window to op's epoch? (acquire: its window stores before that) */
@@ -545,16 +608,16 @@ static int in_order(const fr_win *w, int target, const fr_op *op)
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
 {
     dpeer *d = peer_of(w, target);
-    if (!d || !suits(w, target, d, op) || !permitted(w, target, d, op) ||
-        !in_order(w, target, op))
+    dway way = d ? way_of(w, target, d, op) : WAY_NONE;
+    if (way == WAY_NONE || !permitted(w, target, d, op) || !in_order(w, target, op))
         return 0;
-    if (d->mode == D_DYN) {
+    if (way == WAY_DYN) {
         const char *key;
         char *at = dyn_at(w, target, d, op, 1, &key); /* last: is it still attached? */
         if (!at)
             return 0;
         *rc = copy_map(w, d->state, key, at, op);
-    } else if (d->mode == D_MAP) {
+    } else if (way == WAY_MAP) {
         *rc = copy_map(w, d->state, d->win,
                        d->win + op->target_disp * (MPI_Aint)w->peers[target].disp_unit, op);
     } else {
@@ -592,7 +655,7 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
          * of a fence exchange can stay out of step, each one's ops travelling in turn). */
         int waitable = (op->epoch == FR_EPOCH_PSCW && !fr_op_is_eager(op)) ||
                        (op->epoch == FR_EPOCH_FENCE && fr_fence_is_direct(w));
-        if (waitable && suits(w, target, d, op)) {
+        if (waitable && way_of(w, target, d, op) != WAY_NONE) {
             await_arg a = {w, target, d, op};
             fr_wait_until(permission_arrived, &a);
             return; /* one permission covers the whole queue: it is one epoch */

@@ -1,13 +1,17 @@
 /* direct.h - single-copy access to a node peer's window: the origin copies put data straight into
  * the target's window memory, and get data straight out of it, while the closing call runs.
  *
- * Two ways to reach a peer's window (chosen per peer at window creation, tried in this order):
- *  - mapped: the window lies in one MPI_Alloc_mem segment (shm_seg.h), which this process maps
- *    (shm_map.h); a copy is a memcpy, or a pack/unpack for derived datatypes;
- *  - cma: any other memory (malloc, stack, static), through process_vm_writev/readv; one system
- *    call per operation, so only for payloads above the eager limit, and only where the target
- *    layout is contiguous (the origin side may be anything: it is packed first).
- * A peer that neither reaches keeps the batch path (data inside the batch or in a message).
+ * Two ways to reach a peer's window (found per peer at window creation, tried per operation in
+ * this order):
+ *  - mapped: the part of the window that lies in one of the peer's segments, which this process
+ *    maps (shm_map.h): all of it for MPI_Alloc_mem memory, the whole pages of an MPI_Win_create
+ *    window in ordinary memory, adopted in place (node/shm_adopt.h); a copy is a memcpy, or a
+ *    pack/unpack for derived datatypes;
+ *  - cma: the rest (the end pages, the main stack, memory that cannot be adopted), through
+ *    process_vm_writev/readv, where the target layout is contiguous (the origin side may be
+ *    anything: it is packed first): a get at any size, since through the ring it would wait for
+ *    the target; a put, one system call, only above the eager limit.
+ * An operation that neither reaches keeps the batch path (data inside the batch or a message).
  * A dynamic window has no memory at creation: only the peer's state page is mapped, and each
  * attached region that lies in one of its segments is mapped once learned and copied into like
  * a mapped window, while the region's slot in that page still shows its attach (the detach

@@ -17,6 +17,7 @@
 #include "core/fr.h"
 #include "dtype/dtype.h"
 #include "core/u64map.h"
+#include "node/shm_adopt.h"
 #include "node/shm_seg.h"
 
 struct fr_transport;
@@ -319,6 +320,9 @@ typedef struct fr_win {
     int attr_flavor, attr_model;
     fr_win_hints hints; /* the info keys of MPI-3.1 11.2.1, as given (hints.c) */
     fr_win_mem own_mem; /* memory MPI_Win_allocate(_shared) made for it (none: the user's) */
+    fr_adopted adopted; /* MPI_Win_create: the pages of the user's memory it shares in place
+                           (node/shm_adopt.h; transport/direct.c adopts them, the window's
+                           free gives them back) */
     fr_regions attached; /* MPI_Win_create_dynamic: memory attached here (MPI_Win_attach) */
     struct fr_shared *shared; /* MPI_Win_allocate_shared: every member's part, mapped here
                                  (api/win_shared.h) */

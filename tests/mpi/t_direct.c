@@ -4,7 +4,7 @@
  * Every part checks the data, and, by the window's statistics (fr_win.st.direct), which path
  * carried it: copies straight into a mapped MPI_Alloc_mem window for every put and get once the
  * target's epoch allows it, cross-memory attach for large contiguous transfers into malloc'd
- * windows, accumulates applied by the origin into mapped windows, and the batch path where a
+ * windows (not adopted: FLEXRMA_ADOPT=0) and for gets, accumulates applied by the origin into mapped windows, and the batch path where a
  * copy must not (or cannot) happen: accumulates into malloc'd windows, the reduce-scatter fence, FLEXRMA_DIRECT=0, a non-contiguous target layout without a mapping.
  * Under FLEXRMA_TRANSPORT=am nothing is copied directly and the data must still be right.
  * The lock parts check that accumulates from every rank at once lose no update, under exclusive
@@ -31,7 +31,9 @@ static int direct_on; /* node peers are reached directly in this run */
 
 static uint64_t direct_ops(MPI_Win win) { return fr_win_lookup(win)->st.direct; }
 
-/* A window of nprocs regions of BIG ints, in MPI_Alloc_mem memory or malloc'd. */
+/* A window of nprocs regions of BIG ints, in MPI_Alloc_mem memory or malloc'd. The malloc'd
+ * one is not adopted (FLEXRMA_ADOPT=0): these parts check the paths of memory node peers cannot
+ * map (t_adopt checks adopted windows). */
 static int *make(int alloc_mem, MPI_Win *win)
 {
     size_t bytes = (size_t)nprocs * BIG * sizeof(int);
@@ -41,7 +43,10 @@ static int *make(int alloc_mem, MPI_Win *win)
     else
         base = xmalloc(bytes);
     memset(base, 0, bytes);
+    int adopt = fr_opt.adopt;
+    fr_opt.adopt = 0;
     MPI_Win_create(base, (MPI_Aint)bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, win);
+    fr_opt.adopt = adopt;
     return base;
 }
 

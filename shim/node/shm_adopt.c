@@ -1,0 +1,175 @@
+/* shm_adopt.c - a window's ordinary memory, shared in place (see shm_adopt.h).
+ *
+ * What the memory is comes from /proc/self/smaps: one entry per mapping (its range,
+ * permissions, inode, path) followed by its VmFlags, the kernel's own list of what is special
+ * about it. Reading it costs a fraction of a millisecond at MPI_Win_create and MPI_Win_free. */
+#include "shm_adopt.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One adopted range, shared by the windows over it. */
+typedef struct adoption {
+    char *at;
+    size_t bytes;
+    int refs;
+} adoption;
+
+static adoption *adoptions;
+static size_t nadoptions, cap_adoptions;
+
+size_t fr_adopt_count(void) { return nadoptions; }
+
+/* VmFlags that rule a mapping out: locked (lo), hugetlbfs (ht), the program's don't-fork (dc) or
+ * wipe-on-fork (wf), userfaultfd (um, uw), device memory (io, pf), grows down (gd: the main
+ * stack), shared (sh), synchronous page faults (sf), shadow stack (ss). */
+static int special(const char *vmflags)
+{
+    static const char *const no[] = {"lo", "ht", "dc", "wf", "um", "uw", "io",
+                                     "pf", "gd", "sh", "sf", "ss"};
+    for (const char *f = vmflags; *f;) {
+        while (*f == ' ' || *f == '\n')
+            f++;
+        for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+            if (f[0] == no[i][0] && f[1] == no[i][1] && (f[2] == ' ' || f[2] == '\n' || !f[2]))
+                return 1;
+        while (*f && *f != ' ' && *f != '\n')
+            f++;
+    }
+    return 0;
+}
+
+/* A mapping as smaps shows it. */
+typedef struct vma {
+    uintptr_t lo, hi;
+    char perms[5];
+    uint64_t ino;
+    char path[64];
+} vma;
+
+static int parse_header(const char *line, vma *v)
+{
+    unsigned long lo, hi;
+    unsigned long long off, ino;
+    unsigned dmaj, dmin;
+    int n = 0;
+    if (sscanf(line, "%lx-%lx %4s %llx %x:%x %llu %n", &lo, &hi, v->perms, &off, &dmaj, &dmin,
+               &ino, &n) < 7)
+        return 0;
+    v->lo = lo;
+    v->hi = hi;
+    v->ino = ino;
+    snprintf(v->path, sizeof v->path, "%s", line + n);
+    v->path[strcspn(v->path, "\n")] = '\0';
+    return 1;
+}
+
+/* The question asked of the mappings over [lo, hi). */
+typedef enum question {
+    ORDINARY, /* private anonymous memory, nothing special: may be adopted */
+    STILL_OURS /* still the borrowed segment of inode `ino`, shared: may be given back */
+} question;
+
+static int answers(question q, const vma *v, uint64_t ino)
+{
+    if (q == STILL_OURS)
+        return strcmp(v->perms, "rw-s") == 0 && v->ino == ino;
+    return strcmp(v->perms, "rw-p") == 0 && v->ino == 0 &&
+           (v->path[0] == '\0' || strcmp(v->path, "[heap]") == 0 ||
+            strncmp(v->path, "[anon:", 6) == 0);
+}
+
+/* Do the mappings cover [lo, hi) without a gap, each answering q? ORDINARY also asks that
+ * the process has room for the mappings a move adds (the range's mapping split in three). */
+static int mappings_are(uintptr_t lo, uintptr_t hi, question q, uint64_t ino)
+{
+    FILE *f = fopen("/proc/self/smaps", "re");
+    if (!f)
+        return 0;
+    char line[512];
+    vma v = {0};
+    int in = 0, ok = 1, count = 0;
+    uintptr_t covered = lo;
+    while (ok && fgets(line, sizeof line, f)) {
+        vma next;
+        if (parse_header(line, &next)) {
+            v = next;
+            count++;
+            in = v.lo < hi && v.hi > lo;
+            if (in) {
+                ok = v.lo <= covered && answers(q, &v, ino);
+                if (v.hi > covered)
+                    covered = v.hi;
+            }
+        } else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            ok = q == STILL_OURS || !special(line + 8);
+        }
+    }
+    fclose(f);
+    if (!ok || covered < hi)
+        return 0;
+    if (q == ORDINARY) {
+        FILE *m = fopen("/proc/sys/vm/max_map_count", "re");
+        long max = 65530;
+        if (m) {
+            if (fscanf(m, "%ld", &max) != 1)
+                max = 65530;
+            fclose(m);
+        }
+        return count + 8 < max;
+    }
+    return 1;
+}
+
+static adoption *covering(const char *at, size_t bytes)
+{
+    for (size_t i = 0; i < nadoptions; i++)
+        if (adoptions[i].at <= at && at + bytes <= adoptions[i].at + adoptions[i].bytes)
+            return &adoptions[i];
+    return NULL;
+}
+
+void fr_adopt(void *base, size_t size, fr_adopted *out)
+{
+    *out = (fr_adopted){0};
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)base + pg - 1) & ~(pg - 1);
+    uintptr_t hi = ((uintptr_t)base + size) & ~(pg - 1);
+    if (!fr_opt.adopt || !base || hi <= lo)
+        return;
+    char *at = (char *)lo;
+    size_t bytes = hi - lo;
+    adoption *a = covering(at, bytes);
+    if (a) { /* another window's adoption already holds these pages */
+        if (fr_seg_lookup_borrowed(at, bytes, &out->ref)) {
+            a->refs++;
+            out->at = at;
+            out->bytes = bytes;
+        }
+        return;
+    }
+    /* Pages in a segment already (MPI_Alloc_mem, or adopted in part) are no ordinary memory. */
+    if (!mappings_are(lo, hi, ORDINARY, 0) || fr_seg_borrow(at, bytes, &out->ref) != MPI_SUCCESS)
+        return;
+    fr_grow(&adoptions, &cap_adoptions, nadoptions + 1, sizeof *adoptions);
+    adoptions[nadoptions++] = (adoption){at, bytes, 1};
+    out->at = at;
+    out->bytes = bytes;
+}
+
+void fr_adopt_release(fr_adopted *out)
+{
+    adoption *a = out->at ? covering(out->at, out->bytes) : NULL;
+    if (a && --a->refs == 0) {
+        fr_seg_ref whole;
+        int ours = fr_seg_lookup_borrowed(a->at, a->bytes, &whole) &&
+                   mappings_are((uintptr_t)a->at, (uintptr_t)(a->at + a->bytes), STILL_OURS,
+                                whole.ino);
+        fr_seg_give_back(a->at, ours);
+        *a = adoptions[--nadoptions];
+    }
+    *out = (fr_adopted){0};
+}

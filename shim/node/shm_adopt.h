@@ -1,0 +1,47 @@
+/* shm_adopt.h - a window's ordinary memory, shared in place with its node peers.
+ *
+ * Most MPI_Win_create windows live in malloc'd, posix_memalign'ed, mmap'ed or static memory,
+ * which node peers cannot map: they reached it only by a system call per operation
+ * (cross-memory attach) or by messages the target had to serve. Adopting the window moves its
+ * whole pages into a borrowed segment (shm_seg.h: the same addresses, the contents kept), which
+ * peers map and copy into as they do MPI_Alloc_mem memory, without the target. The part pages
+ * at the window's two ends stay where they are: other data may share them, and other threads
+ * may be writing it while the pages move; they keep the slower paths.
+ *
+ * Only memory whose every page is provably ordinary: private anonymous memory, readable and
+ * writable (the heap, anonymous mmaps, .bss, thread stacks), with nothing special about it: not
+ * the main stack (it grows down), not locked (mlock), no huge pages of hugetlbfs, no
+ * userfaultfd, no MADV_DONTFORK or MADV_WIPEONFORK of the program's. Anything else keeps
+ * today's paths. Windows over the same pages share one adoption (counted); a window that
+ * overlaps an adopted range only in part is not adopted. The pages go back to private memory
+ * when the last window over them is freed, so free(), munmap() and fork() behave as without
+ * flexrma; fork() while the window lives too (shm_seg.h).
+ *
+ * Condition: no thread stores into the window's whole pages during MPI_Win_create (a store
+ * made while a chunk moves could be lost). FLEXRMA_ADOPT=0 turns adoption off.
+ *
+ * Callers hold the engine lock. */
+#ifndef FR_SHM_ADOPT_H
+#define FR_SHM_ADOPT_H
+
+#include "shm_seg.h"
+
+#include <stddef.h>
+
+typedef struct fr_adopted {
+    char *at;        /* first byte of the pages moved; NULL: nothing adopted */
+    size_t bytes;    /* a page multiple */
+    fr_seg_ref ref;  /* the borrowed segment, offset of `at` in it */
+} fr_adopted;
+
+/* Adopt the whole pages of [base, base + size) if there is at least one and all of them are
+ * ordinary memory as above; *out says what moved (out->at NULL: nothing, and nothing changed).
+ * Never fails its caller: memory that cannot move simply stays. */
+void fr_adopt(void *base, size_t size, fr_adopted *out);
+/* The window that adopted *a is gone: when no other window shares the pages, give them back
+ * (private memory again, contents kept; left alone if the program unmapped them meanwhile). */
+void fr_adopt_release(fr_adopted *a);
+/* Ranges adopted now (tests, statistics). */
+size_t fr_adopt_count(void);
+
+#endif
