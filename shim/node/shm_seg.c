@@ -15,6 +15,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct seg {
@@ -434,10 +435,17 @@ static char *private_copy(const seg *s)
     return copy;
 }
 
-/* Put the private copy in place of s's pages (the mapping moves: no second copy). */
+/* Put the private copy in place of s's pages: the mapping moves, so there is no second copy
+ * and no moment without the data. The system call itself, not libc's mremap: UCX's memory
+ * hooks (MPICH over UCX) replace mremap by a function without the new address, which moves
+ * the copy to wherever its fifth register points. The MPI libraries' hooks (Open MPI's
+ * patcher, UCX's) must still forget what they registered of these pages: MADV_DONTNEED tells
+ * them, and on a shared mapping it only drops page-table entries (the file keeps the data). */
 static int put_back(const seg *s, char *copy)
 {
-    return mremap(copy, s->size, s->size, MREMAP_MAYMOVE | MREMAP_FIXED, s->base) == s->base;
+    (void)madvise(s->base, s->size, MADV_DONTNEED);
+    return (char *)syscall(SYS_mremap, copy, s->size, s->size, MREMAP_MAYMOVE | MREMAP_FIXED,
+                           s->base) == s->base;
 }
 
 /* Move the pages in chunks, so memory holds at most one chunk twice at any time. */
@@ -491,12 +499,11 @@ int fr_seg_give_back(void *at, int restore)
     if (restore) {
         char *copy = private_copy(s);
         if (!copy || !put_back(s, copy)) {
-            /* The program keeps working on the shared pages; only fork() sees a difference. */
-            rc = sys_error("moving a window's pages back to private memory", s->size);
             if (copy)
                 munmap(copy, s->size);
-            s->borrowed = 0; /* now an ordinary segment of ours: forked children copy it */
-            return rc;
+            /* The program keeps working on the shared pages, which stay mapped without the
+             * segment: only a forked child would share them. */
+            rc = sys_error("moving a window's pages back to private memory", s->size);
         }
     }
     seg_close(s);

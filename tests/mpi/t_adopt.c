@@ -239,17 +239,24 @@ static void test_overlap(void)
     free(m);
 }
 
-/* fork() while the window lives: the child sees the window as it was and its stores stay its
- * own; the parent's window goes on working. */
-#define FORK_CHECKS 3
-static void test_fork(void)
+/* WIN_BYTES of posix_memalign'ed pages holding my pattern, and a window over them. */
+static unsigned char *paged_window(MPI_Win *win)
 {
     unsigned char *m = NULL;
     if (posix_memalign((void **)&m, pg, WIN_BYTES) != 0)
         MPI_Abort(MPI_COMM_WORLD, 2);
     fill(m, WIN_BYTES);
+    MPI_Win_create(m, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, win);
+    return m;
+}
+
+/* fork() while the window lives: the child sees the window as it was and its stores stay its
+ * own; the parent's window goes on working. */
+#define FORK_CHECKS 3
+static void test_fork(void)
+{
     MPI_Win win;
-    MPI_Win_create(m, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    unsigned char *m = paged_window(&win);
     MPI_Win_fence(0, win);
     pid_t child = fork();
     if (child == 0) { /* no MPI here: look, store, leave */
@@ -344,12 +351,8 @@ static void test_off(void)
 {
     int saved = fr_opt.adopt;
     fr_opt.adopt = 0;
-    unsigned char *m = NULL;
-    if (posix_memalign((void **)&m, pg, WIN_BYTES) != 0)
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    fill(m, WIN_BYTES);
     MPI_Win win;
-    MPI_Win_create(m, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    unsigned char *m = paged_window(&win);
     ok(fr_win_lookup(win)->adopted.at == NULL && private_memory(m + pg),
        "off: FLEXRMA_ADOPT=0 adopts nothing");
     unsigned char v = (unsigned char)(0x77 ^ rank);
