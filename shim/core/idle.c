@@ -4,7 +4,7 @@
 #include <sched.h>
 #include <time.h>
 
-static uint64_t now_ns(void)
+uint64_t fr_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -41,10 +41,10 @@ int fr_idle_yield_due(fr_idle *i)
     if (++i->polls < fr_opt.spin_polls)
         return 0;
     if (i->polls == fr_opt.spin_polls) {
-        i->since = now_ns();
+        i->since = fr_now_ns();
         return 0;
     }
-    i->idle_ns = now_ns() - i->since;
+    i->idle_ns = fr_now_ns() - i->since;
     return i->idle_ns >= FR_SPIN_MIN_NS;
 }
 

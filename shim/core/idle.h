@@ -16,6 +16,8 @@ typedef struct fr_idle {
     uint64_t since;   /* when the FLEXRMA_SPIN_POLLS-th of them was, in ns */
     uint64_t idle_ns; /* how long ago that was, as of the last fr_idle_yield_due() */
 } fr_idle;
+/* The monotonic clock, in ns. */
+uint64_t fr_now_ns(void);
 /* A poll found something: spin afresh. */
 static inline void fr_idle_reset(fr_idle *i) { i->polls = 0; }
 /* A poll found nothing: 1 once the wait has spun enough that it should yield now. */

@@ -15,6 +15,7 @@
 #include "direct.h"
 #include "counter_bump.h"
 #include "dtype/acc.h"
+#include "core/idle.h"
 #include "core/next.h"
 #include "progress/progress.h"
 #include "progress/request.h"
@@ -629,17 +630,24 @@ int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
     return 1;
 }
 
+/* How long MPI_Win_complete waits for the post of a PSCW epoch whose operations are all small:
+ * a post on its way (the target's next exposure epoch) shows within a few round trips, and
+ * then the copies and a store close the epoch; past this, the operations travel and complete
+ * returns without the target. */
+#define POST_WAIT_NS 20000
+
 typedef struct await_arg {
     fr_win *w;
     int target;
     const dpeer *d;
     const fr_op *op;
+    uint64_t until; /* 0: no limit */
 } await_arg;
 
 static int permission_arrived(void *arg)
 {
     const await_arg *a = arg;
-    return permitted(a->w, a->target, a->d, a->op);
+    return permitted(a->w, a->target, a->d, a->op) || (a->until && fr_now_ns() > a->until);
 }
 
 void fr_direct_await(fr_win *w, int target, const fr_opq *q)
@@ -652,11 +660,16 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
         /* A closing fence waits for the target's FENCE_DONE anyway, which it sends only after
          * passing the fence that opened the epoch: waiting for that costs nothing, and copies
          * instead of packets the target would hold until then (once ops travel, the two sides
-         * of a fence exchange can stay out of step, each one's ops travelling in turn). */
-        int waitable = (op->epoch == FR_EPOCH_PSCW && !fr_op_is_eager(op)) ||
-                       (op->epoch == FR_EPOCH_FENCE && fr_fence_is_direct(w));
+         * of a fence exchange can stay out of step, each one's ops travelling in turn). A PSCW
+         * epoch waits for its post: long for a large operation, whose copy beats the message
+         * path by far; briefly for small ones. */
+        int pscw = op->epoch == FR_EPOCH_PSCW;
+        int waitable = pscw || (op->epoch == FR_EPOCH_FENCE && fr_fence_is_direct(w));
         if (waitable && way_of(w, target, d, op) != WAY_NONE) {
-            await_arg a = {w, target, d, op};
+            int brief = 1;
+            for (size_t j = 0; pscw && j < q->n; j++)
+                brief &= fr_op_is_eager(&q->ops[j]);
+            await_arg a = {w, target, d, op, pscw && brief ? fr_now_ns() + POST_WAIT_NS : 0};
             fr_wait_until(permission_arrived, &a);
             return; /* one permission covers the whole queue: it is one epoch */
         }
