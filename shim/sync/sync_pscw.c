@@ -17,7 +17,8 @@
  * A large put's data message completes, and so lets complete return, only once the target has
  * posted: the data goes straight into the window, never into a buffer. To a node peer whose
  * window it reaches (direct.h), complete copies puts and gets itself once the post shows in the
- * target's state page, waiting for it only for a large one (fr_direct_await); the post is one
+ * target's state page, waiting for it as long as it takes for a large one and briefly for small
+ * ones (fr_direct_await); the post is one
  * store there, no message. When every operation to such a peer was copied and nothing of mine
  * to it is unacknowledged, complete closes the epoch with one store in the target's state page
  * too (fr_direct_complete) instead of a COMPLETE packet; the target keeps the origin's PSCW
@@ -182,7 +183,7 @@ static int complete(fr_win *w)
     for (int i = 0; i < w->nstart; i++) {
         int t = w->start_ranks[i];
         fr_peer *p = &w->peers[t];
-        fr_direct_await(w, t, &p->q); /* large copies wait for the matching post */
+        fr_direct_await(w, t, &p->q); /* copies wait for the matching post */
         int trc = close_access(w, t);
         if (rc == MPI_SUCCESS)
             rc = trc;

@@ -127,9 +127,10 @@ int fr_direct_cas(fr_win *w, int owner, void *addr, const fr_dtype *e, const voi
  * is complete at both ends), 0 if the op must travel in a batch. */
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
 /* Before a closing call issues q to target: if only the target's permission keeps an operation
- * of q from being copied, wait for it: complete for the matching post when an operation is
- * large enough that a copy beats the message path; a closing fence (direct scheme) always, for
- * the target to pass the fence that opened the epoch. */
+ * of q from being copied, wait for it: complete for the matching post (for any time when an
+ * operation is large enough that a copy beats the message path by far, at most a few round
+ * trips when all are small); a closing fence (direct scheme) always, for the target to pass the
+ * fence that opened the epoch. */
 void fr_direct_await(fr_win *w, int target, const fr_opq *q);
 
 #endif
