@@ -109,6 +109,7 @@ static int fence_close_rs(fr_win *w)
     FR_CHECK_MPI(PMPI_Ireduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T, MPI_SUM, w->comm,
                                             &rs));
     fr_wait_request(&rs);
+    w->st.collectives++;
     free(counts);
     w->fence_expected += incoming;
     int rc = issue_all(w, 0);

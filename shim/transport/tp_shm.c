@@ -311,6 +311,7 @@ static int shm_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 {
     fr_chan_peer *cp = w->peers[target].chan;
     size_t done = 0;
+    w->st.batches_ring++; /* one batch, whether it goes in now or waits in the backlog */
     if (cp->backlog)
         backlog_drain(w, cp);
     /* Straight into the ring unless earlier batches still wait: they must go first. */
