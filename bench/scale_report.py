@@ -200,7 +200,8 @@ def targets(data, impl, ranks, out):
         if not cost:
             continue
         g = growth(cost)
-        judged.append(("a fence (%s) costs O(log p) messages or atomics" % topo,
+        judged.append(("a fence (%s) costs O(log p) messages or atomics (flexrma's own; a "
+                       "collective's messages are the MPI's: notes)" % topo,
                        g in ("constant", "constant (0)", "O(log p)"),
                        "batches + atomics + collective calls per fence: %s (%s)" % (
                            ", ".join("%s at %d" % (fmt(cost[p]), p) for p in sorted(cost)), g)))
