@@ -53,7 +53,7 @@ static void usage(void)
                 "  --nbrs      neighbour counts, 'p' for all ranks: 1,p\n"
                 "  --mem       window memory: alloc_mem,malloc\n"
                 "  --topo      ghost exchange topologies: ring,grid\n"
-                "  --blocks K  puts per epoch (bandwidth)\n"
+                "  --blocks K  puts per epoch (bandwidth); windows made at once (scale)\n"
                 "  --flavor    windows: create (MPI_Alloc_mem memory), allocate, dynamic,\n"
                 "              shared, malloc (MPI_Win_create over posix_memalign'ed pages)\n"
                 "              (what the program supports; default create)\n"

@@ -61,14 +61,17 @@ int fr_peer_proc_open(pid_t pid, fr_peer_proc **pp)
         *pp = p;
         return MPI_SUCCESS;
     }
+    /* Checks that the process exists, and whether pidfds work here; the pidfd is not kept
+     * (take_fd opens one for each mapping): one per peer would make a process's descriptors
+     * grow with its node peers. */
     int pidfd = sys_pidfd_open(pid);
     if (pidfd < 0 && errno != ENOSYS && errno != EPERM) /* those two: use /proc instead */
         return fr_errorf(FR_ERR_SHM, "pidfd_open of process %ld: %s", (long)pid, strerror(errno));
     if (pidfd >= 0)
-        (void)fcntl(pidfd, F_SETFD, FD_CLOEXEC); /* pidfds are close-on-exec already; be sure */
+        close(pidfd);
     p = fr_xcalloc(1, sizeof *p);
     p->pid = pid;
-    p->pidfd = pidfd;
+    p->pidfd_works = pidfd >= 0;
     p->refs = 1;
     fr_u64map_init(&p->maps);
     fr_u64map_put(&procs, (uint64_t)pid, p);
@@ -87,8 +90,6 @@ static void proc_close(fr_peer_proc *p)
 {
     fr_u64map_each(&p->maps, unmap_one, NULL);
     fr_u64map_destroy(&p->maps);
-    if (p->pidfd >= 0)
-        close(p->pidfd);
     free(p);
 }
 
@@ -105,11 +106,19 @@ static int take_fd(fr_peer_proc *pp, const fr_seg_ref *ref, char *why, size_t n)
 {
     int fd = -1;
     size_t used = 0;
-    if (pp->pidfd >= 0) {
-        fd = sys_pidfd_getfd(pp->pidfd, ref->fd);
-        if (fd >= 0)
-            return fd;
-        used += (size_t)snprintf(why + used, n - used, "pidfd_getfd: %s", strerror(errno));
+    if (pp->pidfd_works) {
+        /* A pidfd of the moment, closed at once: the peer is a member of the window being
+         * set up, so alive, and the inode check of the caller catches any other file. */
+        int pidfd = sys_pidfd_open(pp->pid), err = errno;
+        if (pidfd >= 0) {
+            fd = sys_pidfd_getfd(pidfd, ref->fd);
+            err = errno;
+            close(pidfd);
+            if (fd >= 0)
+                return fd;
+        }
+        used += (size_t)snprintf(why + used, n - used, "%s: %s",
+                                 pidfd >= 0 ? "pidfd_getfd" : "pidfd_open", strerror(err));
     }
     /* Reopening the peer's descriptor through /proc works without pidfd_getfd (kernels before
      * 5.6), under the same ptrace rules. */

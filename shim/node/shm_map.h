@@ -2,8 +2,10 @@
  * attach (process_vm_readv/writev) for memory that is in no segment.
  *
  * A peer's segment is mapped once per (peer process, segment) however many windows use it, and
- * unmapped when the last user releases it. Peer processes are identified by their pid, opened
- * once with pidfd_open (a pidfd stays bound to that process even if the pid is later reused).
+ * unmapped when the last user releases it. Peer processes are identified by their pid; a pidfd
+ * (pidfd_open) is opened for each mapping and closed with it, never kept: a descriptor per peer
+ * would make a process's descriptors grow with its node peers (issue 21). A reused pid cannot
+ * map the wrong file (inode check, below), only fail.
  * The pid must be valid in this process's pid namespace: the transport first checks a peer with
  * fr_cma_usable(), which reads a token the peer published and so also catches a pid of another
  * namespace; every mapped segment is checked against the inode its owner published.
@@ -21,7 +23,7 @@
 
 typedef struct fr_peer_proc {
     pid_t pid;
-    int pidfd;       /* -1 where pidfd_open is unavailable (the /proc/<pid>/fd path is used) */
+    int pidfd_works; /* 0 where pidfd_open is unavailable (the /proc/<pid>/fd path is used) */
     int refs;        /* fr_peer_proc_open() calls not yet released */
     fr_u64map maps;  /* segment serial -> mapping (shm_map.c) */
 } fr_peer_proc;
@@ -29,7 +31,7 @@ typedef struct fr_peer_proc {
 /* The record of process pid, opened on first use and shared by later calls (counted). Errors:
  * FR_ERR_SHM (the process does not exist or cannot be opened). */
 int fr_peer_proc_open(pid_t pid, fr_peer_proc **pp);
-/* Drop one reference; the last one unmaps whatever is still mapped and closes the pidfd. */
+/* Drop one reference; the last one unmaps whatever is still mapped. */
 void fr_peer_proc_release(fr_peer_proc *pp);
 
 /* Map the whole segment `ref` of process pp (ref->size bytes, read-write, shared); *base is its
@@ -66,7 +68,7 @@ int fr_cma_write(pid_t pid, const struct iovec *local, size_t nlocal,
 
 /* At MPI_Init: let sibling processes of the same user attach to this one (Yama). */
 void fr_peer_access_allow(void);
-/* At MPI_Finalize: unmap every peer segment and close every pidfd. */
+/* At MPI_Finalize: unmap every peer segment. */
 void fr_shm_map_finalize(void);
 
 #endif

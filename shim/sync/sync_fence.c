@@ -14,7 +14,9 @@
  *  reduce-scatter (seed 001, larger windows): the members reduce-scatter their per-target
  *    operation counts, so each learns how many operations of the epoch target it; then they
  *    issue their operations and each waits for its announced number. About log p rounds plus
- *    the data, instead of p-1 messages per member.
+ *    the data, instead of p-1 messages per member. Up to 4096 members the reduce-scatter is an
+ *    allreduce of the counts, whose algorithms in the MPI libraries cost every member O(log p)
+ *    messages (fence_close_rs says why).
  * The choice depends only on the window size, so every member makes the same one.
  *
  * Memory ordering: every store into this process's window is its own (it unpacks, reduces,
@@ -89,6 +91,8 @@ static int fence_close_direct(fr_win *w)
 
 /* ---- reduce-scatter ---- */
 
+#define RS_ALLREDUCE_MAX 4096 /* members: a vector of 32 KiB of counts */
+
 static int rs_complete(void *arg)
 {
     fr_win *w = arg;
@@ -104,11 +108,25 @@ static int fence_close_rs(fr_win *w)
     uint64_t *counts = fr_xcalloc((size_t)w->size, sizeof *counts);
     for (int t = 0; t < w->size; t++)
         counts[t] = w->peers[t].fence_sent + w->peers[t].q.n;
+    /* How each member learns its share: Open MPI 4.1's MPI_Ireduce_scatter_block (libnbc) is a
+     * binomial reduce of the whole vector to rank 0 and then a linear scatter, so rank 0 sends
+     * p - 1 messages every fence; its MPI_Iallreduce of a vector under 64 KiB is binomial
+     * (reduce and broadcast), at most 2 log p messages per member (MPICH's: recursive
+     * doubling), each carrying p counts. So an allreduce up to RS_ALLREDUCE_MAX members, the
+     * reduce-scatter beyond, where libnbc's allreduce becomes a ring of p - 1 steps. */
     uint64_t incoming = 0;
     MPI_Request rs;
-    FR_CHECK_MPI(PMPI_Ireduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T, MPI_SUM, w->comm,
-                                            &rs));
-    fr_wait_request(&rs);
+    if (w->size <= RS_ALLREDUCE_MAX) {
+        FR_CHECK_MPI(PMPI_Iallreduce(MPI_IN_PLACE, counts, w->size, MPI_UINT64_T, MPI_SUM,
+                                     w->comm, &rs));
+        fr_wait_request(&rs);
+        incoming = counts[w->rank];
+    } else {
+        FR_CHECK_MPI(PMPI_Ireduce_scatter_block(counts, &incoming, 1, MPI_UINT64_T, MPI_SUM,
+                                                w->comm, &rs));
+        fr_wait_request(&rs);
+    }
+    w->st.collectives++;
     free(counts);
     w->fence_expected += incoming;
     int rc = issue_all(w, 0);

@@ -227,6 +227,7 @@ static int lockword_turn(fr_win *w, int target, fr_lockword *lw)
     if (p->dlock == FR_DLOCK_NONE) {
         p->dlock_ticket = fr_lockword_take(lw);
         p->dlock = FR_DLOCK_WAITING;
+        w->st.sync_atomics++;
     }
     if (p->dlock == FR_DLOCK_WAITING &&
         fr_lockword_enter(lw, p->dlock_ticket, exclusive(p->lock_held)))
@@ -408,6 +409,7 @@ static void unlock_end(fr_win *w, int rank)
         fr_wait_until(acked, &pw);
         fr_lockword_release(lw, p->dlock_ticket, exclusive(p->lock_held));
         p->dlock = FR_DLOCK_NONE;
+        w->st.sync_atomics++;
     } else {
         fr_wait_until(unlock_done, &pw);
         /* The UNLOCK counted every operation sent to rank, and nothing was sent since. */

@@ -75,6 +75,7 @@ static int am_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 {
     if (len > INT32_MAX)
         fr_fatal("batch of %zu bytes exceeds an MPI count", len);
+    w->st.batches_msg++; /* one batch, even when a big one goes after its length */
     if (len <= fr_opt.am_inbox)
         return am_send(w, target, buf, len, FR_TAG_PKT);
     uint64_t *announce = fr_xmalloc(sizeof *announce);

@@ -304,6 +304,7 @@ int fr_direct_complete(fr_win *w, int target)
     /* release: my copies into its window come before it sees the epoch closed */
     AO_store_release(completed_of(d->state, w->size, w->rank), (AO_t)d->starts);
     w->st.closed_direct++;
+    w->st.sync_atomics++;
     return 1;
 }
 

@@ -102,6 +102,15 @@ static void find_node(fr_win *w, int *size, int *first)
     PMPI_Comm_free(&node);
 }
 
+/* Rings are faulted in when made and attached (MADV_POPULATE_WRITE) only while one process's
+ * incoming rings of a window take at most this many bytes (7 peers with the default 64 KiB
+ * rings): a first pass through a ring costs a page fault per page on each side, which a small
+ * node pays once at creation rather than in its first exchange; but faulting in every ring of a
+ * 64-rank node would make each process resident in 63 rings it receives and 63 it sends to per
+ * window (8 MiB), while a ghost exchange uses 2 or 4 of each. Beyond, pages are filled in by
+ * first use (the ring's control lines by fr_ring_init and fr_ring_attach). */
+#define RING_PREFAULT_MAX ((uint64_t)512 * 1024)
+
 /* My incoming rings, formatted before anyone can see the segment. */
 static int make_rings(fr_chan *c, size_t cap, chan_info *mine)
 {
@@ -111,7 +120,8 @@ static int make_rings(fr_chan *c, size_t cap, chan_info *mine)
     int rc = fr_seg_alloc(total, &c->seg);
     if (rc != MPI_SUCCESS)
         return rc;
-    fr_mem_prefault(c->seg, total);
+    if (total <= RING_PREFAULT_MAX)
+        fr_mem_prefault(c->seg, total);
     for (int s = 0; s < c->n; s++)
         fr_ring_init(&c->peers[s].rx, (unsigned char *)c->seg + (size_t)s * rb, cap);
     fr_seg_lookup(c->seg, 0, &mine->ref);
@@ -140,8 +150,9 @@ static int attach(fr_chan_peer *cp, const chan_info *peer, int slot, int node_si
     }
     cp->serial = peer->ref.serial;
     uint64_t avail = peer->ref.size - off;
-    fr_mem_prefault((unsigned char *)base + off,
-                    (size_t)(peer->ring_bytes < avail ? peer->ring_bytes : avail));
+    if ((uint64_t)peer->nrings * peer->ring_bytes <= RING_PREFAULT_MAX) /* as the peer did */
+        fr_mem_prefault((unsigned char *)base + off,
+                        (size_t)(peer->ring_bytes < avail ? peer->ring_bytes : avail));
     if (fr_ring_attach(&cp->tx, (unsigned char *)base + off, (size_t)avail)) {
         fr_seg_unmap_remote(cp->proc, cp->serial);
         fr_peer_proc_release(cp->proc);
@@ -311,6 +322,7 @@ static int shm_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 {
     fr_chan_peer *cp = w->peers[target].chan;
     size_t done = 0;
+    w->st.batches_ring++; /* one batch, whether it goes in now or waits in the backlog */
     if (cp->backlog)
         backlog_drain(w, cp);
     /* Straight into the ring unless earlier batches still wait: they must go first. */

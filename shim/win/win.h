@@ -226,6 +226,13 @@ typedef struct fr_win_stats {
     uint64_t bumps_shm;        /* counter bumps I applied in an owner's shared state block */
     uint64_t bumps_pkt;        /* ... and sent as BUMP packets (including to myself) */
     uint64_t bumps_gone;       /* atomic bumps refused: the owner had freed the counter */
+    /* What synchronization costs, counted where it is paid (bench/scale.c reads them): */
+    uint64_t batches_ring;     /* batches I wrote into node peers' packet rings (tp_shm.c) */
+    uint64_t batches_msg;      /* batches I sent as MPI messages (am_send.c) */
+    uint64_t sync_atomics;     /* atomic updates of node peers' synchronization words: lock
+                                  tickets and releases, PSCW closes (sync_lock.c, direct.c);
+                                  counter bumps are bumps_shm */
+    uint64_t collectives;      /* collective calls synchronization made (reduce-scatter fence) */
 } fr_win_stats;
 
 typedef enum fr_fence_state {
