@@ -23,7 +23,7 @@ from collections import defaultdict
 
 FIELDS = ["program", "variant", "implementation", "transport", "ranks", "bytes", "median_us",
           "ratio_to_pt2pt"]
-PROGRAMS = ["ghost", "syncov", "exchange", "bandwidth", "notify", "mpi3"]
+PROGRAMS = ["ghost", "syncov", "exchange", "bandwidth", "notify", "mpi3", "hooks"]
 # The three ways each program runs, in table order: (implementation, transport) -> label.
 IMPLS = [("native", "-"), ("flexrma", "default"), ("flexrma", "am")]
 LABEL = {("native", "-"): "native", ("flexrma", "default"): "flexrma",
@@ -390,8 +390,44 @@ def md_mpi3(res, runs_note):
     return "".join(out)
 
 
+def md_hooks(res, runs_note):
+    p = "hooks"
+    out = ["# What flexrma costs a program's other MPI calls (issue 21, item 4)\n\n",
+           "An application's own messages between 2 ranks, 8 bytes: exchange (MPI_Irecv, "
+           "MPI_Isend, MPI_Waitall of both, on both ranks) and pingpong (MPI_Send, MPI_Recv; a "
+           "step is a round trip), with no window (nowin) and with a window alive on which no "
+           "RMA is in flight (win; win/allocate: an MPI_Win_allocate window). Each runs twice, "
+           "interleaved repetition by repetition in the same process: through the program's "
+           "MPI_Waitall/MPI_Recv (flexrma's hooks when flexrma is preloaded) and through the "
+           "MPI library's own PMPI_Waitall/PMPI_Recv (the -lib variants, found past any "
+           "interposer). Ratio = hooked time / the library's own time, same process, same run "
+           "(natively both are the library's: about 1); flexrma / native = flexrma's hooked "
+           "time / the native run's time of the same row, runs made one right after the "
+           "other. " + runs_note + "\n"]
+    impls = present_impls(res, p)
+    for ranks in res.values(p, 4):
+        for size in sorted({k[5] for k in res.keys(p) if k[4] == ranks}):
+            names = sorted({k[1] for k in res.keys(p) if k[4] == ranks and k[5] == size},
+                           key=lambda v: (v.split("/")[1:],
+                                          res.order.get((p, v.split("/")[0]), 0)))
+            head = (["Variant"] + [f"{LABEL[i]} µs" for i in impls] +
+                    [f"{LABEL[i]} ratio" for i in impls] +
+                    [f"{LABEL[i]} / native" for i in impls if i != IMPLS[0]])
+            rows = []
+            for v in names:
+                nat = res.t(p, v, IMPLS[0], ranks, size)
+                rows.append([v] + [num(res.t(p, v, i, ranks, size), 3) for i in impls] +
+                            [num(res.r(p, v, i, ranks, size), 3) for i in impls] +
+                            [num(None if not nat or res.t(p, v, i, ranks, size) is None
+                                 else res.t(p, v, i, ranks, size) / nat, 3)
+                             for i in impls if i != IMPLS[0]])
+            out.append(f"\n## {ranks} ranks, {bytes_text(size)}\n\n")
+            out.append(table(head, rows))
+    return "".join(out)
+
+
 MARKDOWN = {"ghost": md_ghost, "syncov": md_syncov, "exchange": md_exchange,
-            "bandwidth": md_bandwidth, "notify": md_notify, "mpi3": md_mpi3}
+            "bandwidth": md_bandwidth, "notify": md_notify, "mpi3": md_mpi3, "hooks": md_hooks}
 
 
 # ---------------------------------------------------------------- plots
@@ -410,7 +446,7 @@ def plot(res, program, path):
     keys = res.keys(program)
     impls = present_impls(res, program)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    bars = program in ("syncov", "notify")
+    bars = program in ("syncov", "notify", "hooks")
     if bars:  # one panel per rank count
         panels = sorted({(k[4], "") for k in keys})
     else:  # one per rank count and configuration (the variant's part after its first '/')
@@ -671,11 +707,27 @@ def malloc_targets(res):
     return rows
 
 
+def hooks_targets(res):
+    """An application's 8 B Isend/Irecv exchange with a window alive: through flexrma's hooks /
+    through the library's own MPI_Waitall, in the same process (bench/hooks); its range over the
+    runs, and flexrma's time / the native run's."""
+    v = "exchange/win"
+    spread = list(res.run_ratio.get(("hooks", v) + IMPLS[1] + (2, 8), {}).values())
+    nat = res.t("hooks", v, IMPLS[0], 2, 8)
+    mine = res.t("hooks", v, IMPLS[1], 2, 8)
+    return [target("hooks: 8 B Isend/Irecv exchange, window alive, no RMA in flight: time "
+                   "through the hooks / the library's own MPI_Waitall", "≤ 1.03",
+                   {i: res.r("hooks", v, i, 2, 8) for i in IMPLS}, IMPLS[1],
+                   lambda x: x <= 1.03, lambda x: num(x, 3),
+                   spread=range_text((min(spread), max(spread)) if spread else None),
+                   cross=num(None if not nat or mine is None else mine / nat, 3))]
+
+
 def targets(res):
     """The summary's rows (see target()). The verdict is on flexrma's default transport, except
     for the rows about FLEXRMA_TRANSPORT=am."""
     return (ghost_targets(res, "ring", "") + bandwidth_targets(res, "", "") +
-            mpi3_targets(res) + malloc_targets(res) +
+            mpi3_targets(res) + malloc_targets(res) + hooks_targets(res) +
             ghost_targets(res, "ring/allocate", ", MPI_Win_allocate windows") +
             bandwidth_targets(res, "/allocate", ", MPI_Win_allocate window"))
 

@@ -15,6 +15,7 @@ typedef struct fr_idle {
     unsigned polls;   /* idle polls in a row */
     uint64_t since;   /* when the FLEXRMA_SPIN_POLLS-th of them was, in ns */
     uint64_t idle_ns; /* how long ago that was, as of the last fr_idle_yield_due() */
+    unsigned turns;   /* a hooked wait's turns (progress/pt2pt_hooks.c: when it passes) */
 } fr_idle;
 /* The monotonic clock, in ns. */
 uint64_t fr_now_ns(void);

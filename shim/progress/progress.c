@@ -39,7 +39,7 @@ void fr_pending_add(MPI_Request req, fr_done_fn fn, void *ctx)
     __atomic_store_n(&npending, npending + 1, __ATOMIC_RELAXED);
 }
 
-int fr_pending_count(void) { return npending; }
+int fr_pending_count(void) { return __atomic_load_n(&npending, __ATOMIC_RELAXED); }
 
 /* Without the engine lock: a blocking MPI call of one thread asks it while another thread (in
  * MPI_THREAD_MULTIPLE) may be changing the counts under the lock, so they are read atomically.

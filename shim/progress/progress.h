@@ -35,7 +35,8 @@ int fr_pending_count(void);
 
 /* The waiting the hooked MPI calls share (pt2pt_hooks.c). */
 int fr_hooks_on(void);             /* should a blocking call wait through flexrma? */
-void fr_hook_turn(fr_idle *idle);/* one turn of a hooked wait that found nothing */
+fr_idle fr_hook_start(int ours);   /* a hooked wait's state; ours: it holds flexrma requests */
+void fr_hook_turn(fr_idle *idle);  /* one turn of a hooked wait that found nothing */
 void fr_hook_poll(void);           /* one progress pass, from a nonblocking call */
 
 int fr_agent_start(void);

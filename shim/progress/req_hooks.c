@@ -165,7 +165,7 @@ FR_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
     ours o = {.r = r ? &r : NULL, .n = r != NULL};
     if (!r && !fr_hooks_on())
         return FR_NEXT(Wait)(request, status);
-    fr_idle idle = {0};
+    fr_idle idle = fr_hook_start(o.n);
     for (;;) {
         if (o.n)
             advance(&o, 1);
@@ -285,7 +285,7 @@ FR_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     }
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitall)(count, requests, statuses);
-    fr_idle idle = {0};
+    fr_idle idle = fr_hook_start(o.n);
     for (;;) {
         if (o.n)
             advance(&o, count);
@@ -340,7 +340,7 @@ FR_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status
     classify(&o, count, requests);
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitany)(count, requests, index, status);
-    fr_idle idle = {0};
+    fr_idle idle = fr_hook_start(o.n);
     for (;;) {
         if (o.n)
             advance(&o, count);
@@ -392,7 +392,7 @@ FR_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int 
     classify(&o, incount, requests);
     if (o.n == 0 && !fr_hooks_on())
         return FR_NEXT(Waitsome)(incount, requests, outcount, indices, statuses);
-    fr_idle idle = {0};
+    fr_idle idle = fr_hook_start(o.n);
     for (;;) {
         if (o.n)
             advance(&o, incount);
