@@ -365,6 +365,25 @@ void bench_flavors_allowed(const bench_opts *o, unsigned mask)
         }
 }
 
+int bench_neighbours(int topo, int rank, int size, int nbr[BENCH_MAX_DIRS])
+{
+    if (topo == BENCH_TOPO_RING) {
+        nbr[0] = (rank + size - 1) % size;
+        nbr[1] = (rank + 1) % size;
+        return 2;
+    }
+    int dims[2] = {0, 0}, periods[2] = {1, 1};
+    MPI_Dims_create(size, 2, dims);
+    if (dims[0] < 2 || dims[1] < 2)
+        return 0;
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart); /* no reorder: same ranks */
+    MPI_Cart_shift(cart, 0, 1, &nbr[0], &nbr[1]);
+    MPI_Cart_shift(cart, 1, 1, &nbr[2], &nbr[3]);
+    MPI_Comm_free(&cart);
+    return 4;
+}
+
 void bench_win_make(bench_win *w, int flavor, size_t bytes)
 {
     int size;

@@ -44,6 +44,11 @@ typedef struct bench_opts {
 enum { BENCH_MEM_ALLOC_MEM, BENCH_MEM_MALLOC }; /* seed 000's "global" and "local" windows */
 enum { BENCH_TOPO_RING, BENCH_TOPO_GRID };
 
+/* A ghost exchange's neighbours: on a ring (2: left, right), or on a periodic 2-D grid of at
+ * least 2 x 2 (4, in opposite pairs d and d ^ 1); 0 when the rank count allows no grid. */
+#define BENCH_MAX_DIRS 4
+int bench_neighbours(int topo, int rank, int size, int nbr[BENCH_MAX_DIRS]);
+
 /* MPI-3's window flavors: MPI_Win_create over MPI_Alloc_mem memory, MPI_Win_allocate,
  * MPI_Win_create_dynamic with MPI_Alloc_mem memory attached, MPI_Win_allocate_shared, and
  * MPI_Win_create over ordinary memory (posix_memalign'ed pages, as osu_*_latency -w create). */

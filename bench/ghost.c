@@ -30,7 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MAX_DIRS 4
+#define MAX_DIRS BENCH_MAX_DIRS
 #define TAG_NOTIFY 100
 
 typedef struct ghost {
@@ -319,26 +319,6 @@ static void extensions_teardown(ghost *g)
     fx.free_objects(1, &g->mine, g->win);
 }
 
-/* Neighbours of this topology, or 0 when the rank count does not allow it. */
-static int neighbours(int topo, int rank, int size, int nbr[MAX_DIRS])
-{
-    if (topo == BENCH_TOPO_RING) {
-        nbr[0] = (rank + size - 1) % size;
-        nbr[1] = (rank + 1) % size;
-        return 2;
-    }
-    int dims[2] = {0, 0}, periods[2] = {1, 1};
-    MPI_Dims_create(size, 2, dims);
-    if (dims[0] < 2 || dims[1] < 2)
-        return 0;
-    MPI_Comm cart;
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart); /* no reorder: same ranks */
-    MPI_Cart_shift(cart, 0, 1, &nbr[0], &nbr[1]);
-    MPI_Cart_shift(cart, 1, 1, &nbr[2], &nbr[3]);
-    MPI_Comm_free(&cart);
-    return 4;
-}
-
 int main(int argc, char **argv)
 {
     bench_opts o;
@@ -374,7 +354,7 @@ int main(int argc, char **argv)
         snprintf(suffix, sizeof suffix, "%s%s%s", bench_topo_name[o.topo[t]],
                  o.flavor[f] == BENCH_FLAVOR_CREATE ? "" : "/",
                  o.flavor[f] == BENCH_FLAVOR_CREATE ? "" : bench_flavor_name[o.flavor[f]]);
-        g.ndirs = neighbours(o.topo[t], o.rank, o.size, g.nbr);
+        g.ndirs = bench_neighbours(o.topo[t], o.rank, o.size, g.nbr);
         if (g.ndirs == 0) {
             if (o.rank == 0)
                 fprintf(stderr, "ghost: no %s with %d ranks, skipped\n",

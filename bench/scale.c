@@ -35,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_DIRS 4
+#define MAX_DIRS BENCH_MAX_DIRS
 
 /* ---- resources of this process ---- */
 
@@ -124,26 +124,6 @@ typedef struct ghost {
 } ghost;
 
 static int opposite(int d) { return d ^ 1; }
-
-/* Neighbours on a ring, or on a periodic 2-D grid of at least 2 x 2 (0 when there is none). */
-static int neighbours(int topo, int rank, int size, int nbr[MAX_DIRS])
-{
-    if (topo == BENCH_TOPO_RING) {
-        nbr[0] = (rank + size - 1) % size;
-        nbr[1] = (rank + 1) % size;
-        return 2;
-    }
-    int dims[2] = {0, 0}, periods[2] = {1, 1};
-    MPI_Dims_create(size, 2, dims);
-    if (dims[0] < 2 || dims[1] < 2)
-        return 0;
-    MPI_Comm cart;
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
-    MPI_Cart_shift(cart, 0, 1, &nbr[0], &nbr[1]);
-    MPI_Cart_shift(cart, 1, 1, &nbr[2], &nbr[3]);
-    MPI_Comm_free(&cart);
-    return 4;
-}
 
 static void ghost_init(ghost *g, int rank, int ndirs, const int nbr[MAX_DIRS])
 {
@@ -337,7 +317,7 @@ static void measure_windows(const bench_opts *o, size_t bytes, int nwin)
     /* One ghost exchange on a ring on every window: 8 bytes to each neighbour in a fence
      * epoch, so that what a window builds lazily or touches on first use is counted too. */
     int nbr[MAX_DIRS];
-    neighbours(BENCH_TOPO_RING, o->rank, o->size, nbr);
+    bench_neighbours(BENCH_TOPO_RING, o->rank, o->size, nbr);
     uint64_t send[2] = {1, 2};
     for (int i = 0; i < nwin; i++) {
         MPI_Win_fence(MPI_MODE_NOPRECEDE, win[i]);
@@ -386,7 +366,7 @@ int main(int argc, char **argv)
     if (strcmp(o.impl, "flexrma") == 0) {
         const int counters = find_counters();
         for (int t = 0; t < o.ntopo; t++) {
-            int nbr[MAX_DIRS], ndirs = neighbours(o.topo[t], o.rank, o.size, nbr);
+            int nbr[MAX_DIRS], ndirs = bench_neighbours(o.topo[t], o.rank, o.size, nbr);
             if (ndirs == 0) {
                 if (o.rank == 0)
                     fprintf(stderr, "scale: no %s with %d ranks, skipped\n",
