@@ -327,13 +327,13 @@ void fr_mem_prefault(void *addr, size_t len)
 
 /* ---- borrowed segments: the program's own pages, moved in place ---- */
 
-/* Calls fn(from, n, arg) for each run of pages of [at, at + bytes) that may hold data, and
- * returns the first failure. Untouched pages read as zeros wherever they live, so they need
- * no copy, which keeps a large, mostly untouched window cheap to move.
- *  - program memory (fd < 0): the pages /proc/self/pagemap shows resident or swapped out;
- *  - a segment (fd >= 0): the file's data, as SEEK_DATA and SEEK_HOLE find it.
- * Where the kernel says nothing, one run of everything. */
+/* The runs of pages that may hold data, each passed to fn(from, n, arg), the first failure
+ * returned. Untouched pages read as zeros wherever they live, so they need no copy, which keeps
+ * a large, mostly untouched window cheap to move. Where the kernel says nothing, one run of
+ * everything. */
 typedef int (*run_fn)(char *from, size_t n, void *arg);
+
+/* Program memory [at, at + bytes): the pages /proc/self/pagemap shows resident or swapped. */
 
 static int private_runs(char *at, size_t bytes, run_fn fn, void *arg)
 {
