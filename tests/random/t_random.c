@@ -4,7 +4,8 @@
  *   t_random --replay PROGRAM_SEED [--kinds LIST] [--flavors LIST]
  *
  * Runs programs (random.h) whose seeds derive from the run's seed S (default 1) until N
- * operations (default 13000, every rank's counted) have been checked, or for SECONDS (a soak).
+ * operations (default 13000, every rank's counted; FLEXRMA_TEST_RANDOM_OPS changes the default)
+ * have been checked, or for SECONDS (a soak).
  * A mismatch stops the run: every rank that sees one prints the program's seed, the epoch, the
  * first wrong byte and the operations that touched it; `--replay` with that seed, on as many
  * ranks and with the same FLEXRMA_ variables, runs that program alone and prints its epochs.
@@ -141,6 +142,9 @@ int main(int argc, char **argv)
                                                       "dynamic"};
     uint64_t seed = 1, replay = 0;
     long max_ops = 13000;
+    const char *ops_env = getenv("FLEXRMA_TEST_RANDOM_OPS"); /* the sanitizer build's smaller run */
+    if (ops_env && atol(ops_env) > 0)
+        max_ops = atol(ops_env);
     double seconds = 0;
     int verbose = 0, replaying = 0;
     unsigned kinds = (1u << EK_COUNT) - 1, flavors = (1u << FL_COUNT) - 1;
