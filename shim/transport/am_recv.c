@@ -257,26 +257,33 @@ static int may_run(const fr_win *w, int src, const fr_pkt *p)
     return 1; /* counter epochs and counter packets: the window is always exposed to them */
 }
 
-static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
+/* Run p, which may run now (or is a reply, or reads no epoch's memory). */
+static void run_now(fr_win *w, int src, const fr_pkt *p)
 {
-    fr_peer *peer = &w->peers[src];
-    if (p->type == FR_PKT_REGIONS_READ) { /* reads nothing an epoch protects: never held */
+    if (p->type == FR_PKT_REGIONS_READ)
         fr_regions_answer(w, src, p);
-        return;
-    }
-    if (!fr_pkt_is_reply(p) && (peer->held || !may_run(w, src, p))) {
-        hold(peer, p, size);
-        return;
-    }
-    if (is_op(p)) {
+    else if (is_op(p))
         run_op(w, src, p);
-    } else if (p->type == FR_PKT_TYPE_DROP) {
+    else if (p->type == FR_PKT_TYPE_DROP) {
         const uint64_t *ids = (const uint64_t *)(p + 1);
         for (uint64_t i = 0; i < p->arg && i * sizeof(uint64_t) < p->desc_len; i++)
             fr_am_rxtype_drop(w, src, ids[i]);
     } else {
         fr_proto.packet(w, src, p);
     }
+}
+
+static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
+{
+    fr_peer *peer = &w->peers[src];
+    /* A read of the region table reads nothing an epoch protects: never held. */
+    if (p->type != FR_PKT_REGIONS_READ && !fr_pkt_is_reply(p) &&
+        (peer->held || !may_run(w, src, p))) {
+        hold(peer, p, size);
+        w->st.held++;
+        return;
+    }
+    run_now(w, src, p);
 }
 
 void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len)
@@ -296,15 +303,18 @@ void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len)
 
 void fr_am_replay_held(fr_win *w, int src)
 {
-    /* Packets that still may not run are held again, in order, by run_packet. */
+    /* In order, up to the first packet that still may not run: it and all behind it stay where
+     * they are. An origin many epochs ahead (PSCW: its complete needs no post) leaves a packet
+     * list that each post shortens by one epoch; holding the rest again, copy by copy, would
+     * cost the whole list per post. Each packet leaves the list before it runs, so a replay
+     * that its run sets off (the last of an accumulate's data) goes on from the next one. */
     fr_peer *peer = &w->peers[src];
-    fr_held *h = peer->held;
-    peer->held = NULL;
-    peer->held_tail = &peer->held;
-    while (h) {
-        fr_held *next = h->next;
-        run_packet(w, src, (const fr_pkt *)h->bytes, h->len);
+    while (peer->held && may_run(w, src, (const fr_pkt *)peer->held->bytes)) {
+        fr_held *h = peer->held;
+        peer->held = h->next;
+        if (!peer->held)
+            peer->held_tail = &peer->held;
+        run_now(w, src, (const fr_pkt *)h->bytes);
         free(h);
-        h = next;
     }
 }

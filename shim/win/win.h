@@ -233,6 +233,8 @@ typedef struct fr_win_stats {
                                   tickets and releases, PSCW closes (sync_lock.c, direct.c);
                                   counter bumps are bumps_shm */
     uint64_t collectives;      /* collective calls synchronization made (reduce-scatter fence) */
+    uint64_t held;             /* packets set aside until their epoch opened here (am_recv.c):
+                                  each once, however many epochs its origin runs ahead */
 } fr_win_stats;
 
 typedef enum fr_fence_state {
