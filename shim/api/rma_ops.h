@@ -24,8 +24,8 @@ int fr_rma_issue(fr_win *w, int target, const fr_op *op);
 void fr_rma_count(fr_win *w, const fr_op *op);
 
 /* ---- the short path ----
- * A put, a get or a one-element accumulate to a node peer whose window this process maps whole,
- * in my lock epoch on it, is a copy or an atomic and nothing else; the full path above (an
+ * A put, a get or a one-element accumulate to a node peer whose window this process maps (whole,
+ * or the part an adoption moved: its whole pages), in my lock epoch on it, is a copy or an atomic and nothing else; the full path above (an
  * fr_op described and checked, its epoch found, fr_rma_issue, fr_direct_try) costs several
  * times the copy at 8 bytes. So those calls first try a short path: the few tests that decide
  * such a call exactly as the full path would (its checks passing, fr_direct_try copying), then
@@ -50,13 +50,14 @@ static inline fr_peer *fr_rma_short_peer(fr_win *w, int target, fr_opkind kind)
 }
 
 /* Where `bytes` (> 0) of a contiguous layout at displacement tdisp lie in p's mapped window,
- * NULL if not inside it (fr_win_range: for a contiguous layout the span is [start, start +
- * bytes)). */
+ * NULL if not inside the part mapped here (fr_win_range: for a contiguous layout the span is
+ * [start, start + bytes); the part lies inside the window, so a range in it is never an
+ * error). */
 static inline char *fr_rma_short_at(const fr_peer *p, MPI_Aint tdisp, MPI_Count bytes)
 {
     MPI_Aint start;
     if (tdisp < 0 || __builtin_mul_overflow(tdisp, (MPI_Aint)p->disp_unit, &start) ||
-        start > p->size || bytes > p->size - start)
+        start < p->mapped_lo || start > p->mapped_hi || bytes > p->mapped_hi - start)
         return NULL;
     return p->mapped + start;
 }

@@ -106,6 +106,14 @@ typedef struct direct_info {
 
 static size_t state_bytes(int size) { return sizeof(dstate) + 2 * (size_t)size * sizeof(AO_t); }
 
+/* What the short path of an RMA call (api/rma_ops.h) needs to copy into d's window itself. */
+static void set_mapped(fr_peer *p, const dpeer *d)
+{
+    p->mapped = d->win;
+    p->mapped_lo = d->map_lo;
+    p->mapped_hi = d->map_hi;
+}
+
 static void map_peer(fr_win *w, int r, const direct_info *in)
 {
     dpeer *d = &w->direct->peers[r];
@@ -134,8 +142,7 @@ static void map_peer(fr_win *w, int r, const direct_info *in)
         d->map_lo = (MPI_Aint)in->map_lo;
         d->map_hi = (MPI_Aint)in->map_hi;
         d->mode = D_MAP;
-        if (in->map_lo == 0 && in->map_hi == in->size) /* whole: the short path may use it */
-            w->peers[r].mapped = d->win;
+        set_mapped(&w->peers[r], d);
     }
     if (fr_cma_usable(d->pid, &in->probe)) {
         d->remote_base = in->base;
@@ -226,7 +233,7 @@ void fr_direct_adopt_mapped(fr_win *w, char *const *addr)
             d->map_lo = 0;
             d->map_hi = w->peers[r].size;
             d->mode = D_MAP;
-            w->peers[r].mapped = d->win;
+            set_mapped(&w->peers[r], d);
         }
     }
 }

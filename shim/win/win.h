@@ -140,9 +140,12 @@ typedef struct fr_peer {
     struct fr_shm_state *state;/* its shared state block, mapped here (shm_state.h), or NULL */
 
     /* --- this process as origin, the member as target --- */
-    char *mapped;              /* its window memory, mapped here whole (direct.c: a node peer
-                                  reached by plain copies), or NULL; the short path of an RMA
-                                  call looks here first (api/rma_ops.h) */
+    char *mapped;              /* where its window's displacement 0 is here, when this process
+                                  maps its memory (direct.c: a node peer reached by plain
+                                  copies), or NULL; the short path of an RMA call looks here
+                                  first (api/rma_ops.h) */
+    MPI_Aint mapped_lo, mapped_hi; /* the bytes of its window mapped: all of them, or an
+                                  adopted window's whole pages */
     fr_opq q;                  /* operations waiting for the closing synchronization */
     fr_opq cq;                 /* operations of my counter epochs, waiting for a sync-ops
                                   request's completion */

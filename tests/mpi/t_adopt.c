@@ -130,13 +130,66 @@ static void epochs(const char *kind, unsigned char *m, MPI_Win win, int mapped)
     MPI_Win_fence(0, win);
 }
 
+/* Lock epochs at the ends of the part of my right neighbour's window mapped here (p->mapped_lo,
+ * mapped_hi: all of it, or an adopted window's whole pages): 8 bytes inside it are copied at
+ * once (the short path of MPI_Put, api/rma_ops.h), and 16 bytes across each end land whole,
+ * the part outside taking the slower path. Then the window's pattern is put back. */
+#define LOCK_CHECKS 3
+static void lock_ends(const char *kind, unsigned char *m, MPI_Win win)
+{
+    const fr_peer *p = &fr_win_lookup(win)->peers[right()];
+    MPI_Aint lo = p->mapped ? p->mapped_lo : WIN_BYTES / 4,
+             hi = p->mapped ? p->mapped_hi : 3 * WIN_BYTES / 4;
+    /* across each end, or beside it where the end is the window's own */
+    MPI_Aint at[2] = {lo >= 8 ? lo - 8 : lo + 16, hi <= WIN_BYTES - 8 ? hi - 8 : hi - 32};
+    MPI_Aint mine[2]; /* where my left neighbour puts into my window */
+    MPI_Sendrecv(at, 2, MPI_AINT, right(), 0, mine, 2, MPI_AINT, left(), 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    MPI_Aint in = lo + 64; /* 8 bytes inside the mapped pages, clear of the spots and ends */
+    unsigned char put[16], back[2][16], back_in[8];
+    memset(put, 0x5a ^ rank, sizeof put);
+    for (int e = 0; e < 2; e++)
+        for (int i = 0; i < 16; i++)
+            back[e][i] = byte_of(right(), (size_t)at[e] + (size_t)i);
+    for (int i = 0; i < 8; i++)
+        back_in[i] = byte_of(right(), (size_t)in + (size_t)i);
+    MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, win);
+    MPI_Put(put, 8, MPI_BYTE, right(), in, 8, MPI_BYTE, win);
+    MPI_Win_flush(right(), win); /* the lock is taken by now */
+    uint64_t before = direct_ops(win);
+    MPI_Put(back_in, 8, MPI_BYTE, right(), in, 8, MPI_BYTE, win);
+    uint64_t copied = direct_ops(win) - before;
+    for (int e = 0; e < 2; e++)
+        MPI_Put(put, 16, MPI_BYTE, right(), at[e], 16, MPI_BYTE, win);
+    MPI_Win_unlock(right(), win);
+    ok(!p->mapped || copied == 1, "%s: an 8-byte put in a lock epoch into the pages mapped here "
+                                  "is copied at once", kind);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int landed = 1;
+    for (int e = 0; e < 2; e++)
+        for (int i = 0; i < 16; i++)
+            landed &= m[mine[e] + i] == (unsigned char)(0x5a ^ left());
+    ok(landed, "%s: 16-byte puts across the ends of the mapped pages land whole", kind);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, win);
+    for (int e = 0; e < 2; e++)
+        MPI_Put(back[e], 16, MPI_BYTE, right(), at[e], 16, MPI_BYTE, win);
+    MPI_Win_unlock(right(), win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int restored = 1;
+    for (size_t i = 0; i < WIN_BYTES; i++)
+        restored &= (i >= spots[1] && i < spots[1] + 8) || i < 8 || i >= WIN_BYTES - 8 ||
+                    m[i] == byte_of(rank, i);
+    ok(restored, "%s: the window's pattern is back", kind);
+}
+
 typedef enum kind { K_MALLOC, K_MEMALIGN, K_MMAP, K_BSS, K_STACK, K_ALLOC_MEM, K_SHARED } kind;
 static const char *const kind_name[] = {"malloc", "posix_memalign", "mmap", "bss", "stack",
                                         "MPI_Alloc_mem", "shared mapping"};
 
 /* A window in memory of kind k: adopted exactly when it should be, right through its epochs,
  * given back at MPI_Win_free, and the memory then freed as usual. */
-#define KIND_CHECKS (EPOCH_CHECKS + 4)
+#define KIND_CHECKS (EPOCH_CHECKS + LOCK_CHECKS + 4)
 static void test_kind(kind k)
 {
     const char *name = kind_name[k];
@@ -175,6 +228,7 @@ static void test_kind(kind k)
     ok(!a->at || !private_memory(a->at),
        "%s: adopted pages are a shared mapping while the window lives", name);
     epochs(name, m, win, a->at != NULL || (adopting && k == K_ALLOC_MEM));
+    lock_ends(name, m, win);
     char *was = a->at;
     MPI_Win_free(&win);
     ok(!was || private_memory(was), "%s: MPI_Win_free gives the pages back as private memory",
