@@ -14,6 +14,7 @@
 #include "sync/counters.h"
 #include "transport/direct.h"
 #include "progress/entry.h"
+#include "core/mpi_compat.h"
 #include "core/next.h"
 #include "progress/progress.h"
 #include "progress/request.h"
@@ -68,7 +69,7 @@ int fr_win_check_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm)
         return fr_errorf(FR_ERR_SIZE, "window size %ld is negative", (long)size);
     if (disp_unit <= 0)
         return fr_errorf(FR_ERR_DISP, "displacement unit %d is not positive", disp_unit);
-    if (size > 0 && base == NULL)
+    if (FR_MPI_NULL_BASE_REFUSED && size > 0 && base == NULL)
         return fr_errorf(FR_ERR_ARG, "window of %ld bytes at a NULL base address", (long)size);
     return MPI_SUCCESS;
 }

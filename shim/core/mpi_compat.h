@@ -20,7 +20,12 @@
  * Packing from MPI_BOTTOM. MPI lets MPI_Pack and MPI_Unpack take MPI_BOTTOM with a datatype of
  * absolute addresses (MPI_Get_address displacements), and programs put and get from there.
  * MPICH 4.0 refuses a NULL buffer ("Null pointer in parameter inbuf") whatever the type; there
- * flexrma packs from the type's first byte with a datatype shifted to start there. */
+ * flexrma packs from the type's first byte with a datatype shifted to start there.
+ *
+ * A window of a non-zero size at a NULL base. MPICH 4.0 refuses MPI_Win_create(NULL, n > 0)
+ * with MPI_ERR_ARG; Open MPI 4.1 creates the window (only an access then fails). flexrma does
+ * what the library under it does, so a program that runs on it alone runs the same with
+ * flexrma (FR_MPI_NULL_BASE_REFUSED). */
 #ifndef FR_MPI_COMPAT_H
 #define FR_MPI_COMPAT_H
 
@@ -29,6 +34,13 @@
 #include <string.h>
 
 _Static_assert(sizeof(MPI_Win) <= sizeof(uint64_t), "an MPI handle fits in a 64-bit key");
+
+/* Whether the library refuses MPI_Win_create at a NULL base with a non-zero size (above). */
+#ifdef OPEN_MPI
+#define FR_MPI_NULL_BASE_REFUSED 0
+#else
+#define FR_MPI_NULL_BASE_REFUSED 1
+#endif
 
 /* The 64-bit key of the handle `h` (an lvalue of any MPI handle type). */
 #define fr_handle_key(h) fr_handle_bytes_key(&(h), sizeof(h))

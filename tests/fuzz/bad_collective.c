@@ -26,8 +26,9 @@ static void creation(fz_run *r, fz_rng *g, fz_call *c, int *rc, int *untouched)
         c->expect = MPI_ERR_DISP;
         *rc = MPI_Win_create(buf, sizeof buf, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
         break;
-    /* Not fuzzed: a NULL base with a non-zero size. flexrma raises MPI_ERR_ARG (as MPICH 4.0
-     * does), but Open MPI 4.1 creates that window, so flexrma is stricter than it there. */
+    /* Not fuzzed: a NULL base with a non-zero size, which flexrma refuses or accepts as the
+     * library under it does (MPICH 4.0: MPI_ERR_ARG; Open MPI 4.1 creates the window; t_errors
+     * checks both). */
     case 2:
     case 3:
         snprintf(c->fn, sizeof c->fn, "MPI_Win_create");

@@ -248,8 +248,19 @@ static void comm_errors(void)
            MPI_Win_create(buf, -1, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     expect(MPI_ERR_DISP, "MPI_Win_create with disp_unit 0",
            MPI_Win_create(buf, sizeof buf, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    expect(MPI_ERR_ARG, "MPI_Win_create with a NULL base and 16 bytes",
-           MPI_Win_create(NULL, sizeof buf, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    /* As the library under flexrma does (core/mpi_compat.h): Open MPI creates the window,
+     * MPICH refuses it. */
+    rc = MPI_Win_create(NULL, sizeof buf, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+#ifdef OPEN_MPI
+    ok(rc == MPI_SUCCESS, "MPI_Win_create with a NULL base and 16 bytes: created, as Open MPI does");
+    if (rc == MPI_SUCCESS) {
+        MPI_Win_fence(0, win);
+        MPI_Win_fence(0, win);
+        MPI_Win_free(&win);
+    }
+#else
+    expect(MPI_ERR_ARG, "MPI_Win_create with a NULL base and 16 bytes", rc);
+#endif
 }
 
 /* Part 7 (2 tests): a group member outside the window's group. */
