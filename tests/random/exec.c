@@ -508,6 +508,8 @@ static void counter_origin(program *p, epoch *e, void *arg)
     free(reqs);
 }
 
+/* My signalled puts' requests complete before I wait for the bumps of others (finish); the
+ * finish of exec_epoch then finds nothing left to complete or free. */
 static void signal_origin(program *p, epoch *e, void *arg)
 {
     (void)arg;
