@@ -384,6 +384,39 @@ int bench_neighbours(int topo, int rank, int size, int nbr[BENCH_MAX_DIRS])
     return 4;
 }
 
+bench_counter_calls bench_ctr;
+
+int bench_counters_find(void)
+{
+    *(void **)&bench_ctr.alloc_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_alloc_objects");
+    *(void **)&bench_ctr.free_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_free_objects");
+    *(void **)&bench_ctr.ops_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_ops_init");
+    *(void **)&bench_ctr.object_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_object_init");
+    bench_ctr.handle_sync = dlsym(RTLD_DEFAULT, "MPI_Handle_sync");
+    int found = bench_ctr.alloc_objects && bench_ctr.free_objects && bench_ctr.ops_init &&
+                bench_ctr.object_init && bench_ctr.handle_sync;
+    MPI_Allreduce(MPI_IN_PLACE, &found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return found;
+}
+
+void bench_counters_setup(MPI_Win win, int size, const int *targets, int nd, MPI_Sync *mine,
+                          MPI_Request *ops, MPI_Sync *all)
+{
+    MPI_Sync *every = all ? all : malloc(bench_mul((size_t)size, sizeof *every));
+    if (!every)
+        bench_die("out of memory");
+    if (bench_ctr.alloc_objects(1, mine, win, MPI_INFO_NULL) != MPI_SUCCESS)
+        bench_die("MPI_Win_Sync_alloc_objects failed");
+    MPI_Allgather(mine, 1, *bench_ctr.handle_sync, every, 1, *bench_ctr.handle_sync,
+                  MPI_COMM_WORLD);
+    for (int k = 0; k < nd; k++)
+        if (bench_ctr.ops_init(targets[k], MPI_MODE_WIN_PUT, every[targets[k]], win,
+                               MPI_INFO_NULL, &ops[k]) != MPI_SUCCESS)
+            bench_die("MPI_Win_sync_ops_init failed");
+    if (!all)
+        free(every);
+}
+
 void bench_win_make(bench_win *w, int flavor, size_t bytes)
 {
     int size;

@@ -18,6 +18,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "../include/flexrma.h" /* types and constants only: see bench_counter_calls */
+
 #define BENCH_MAX_LIST 32
 
 typedef struct bench_opts {
@@ -48,6 +50,25 @@ enum { BENCH_TOPO_RING, BENCH_TOPO_GRID };
  * least 2 x 2 (4, in opposite pairs d and d ^ 1); 0 when the rank count allows no grid. */
 #define BENCH_MAX_DIRS 4
 int bench_neighbours(int topo, int rank, int size, int nbr[BENCH_MAX_DIRS]);
+
+/* flexrma's synchronization counters (flexrma.h), found at run time by name: the programs are
+ * plain MPI (bench/run builds them with mpicc alone); under flexrma-run, the preloaded
+ * libflexrma provides them, natively they do not exist. */
+typedef struct bench_counter_calls {
+    __typeof__(&MPI_Win_Sync_alloc_objects) alloc_objects;
+    __typeof__(&MPI_Win_Sync_free_objects) free_objects;
+    __typeof__(&MPI_Win_sync_ops_init) ops_init;
+    __typeof__(&MPI_Win_sync_object_init) object_init;
+    MPI_Datatype *handle_sync; /* &MPI_Handle_sync */
+} bench_counter_calls;
+extern bench_counter_calls bench_ctr;
+/* 1 if every rank found every call (collective over MPI_COMM_WORLD). */
+int bench_counters_find(void);
+/* Collective over MPI_COMM_WORLD, on win: allocate my counter (*mine), and make a persistent
+ * sync-ops request (MPI_MODE_WIN_PUT) on the counter of each of the nd ranks targets[] (ops[]);
+ * all (size entries, or NULL) receives every rank's counter. */
+void bench_counters_setup(MPI_Win win, int size, const int *targets, int nd, MPI_Sync *mine,
+                          MPI_Request *ops, MPI_Sync *all);
 
 /* MPI-3's window flavors: MPI_Win_create over MPI_Alloc_mem memory, MPI_Win_allocate,
  * MPI_Win_create_dynamic with MPI_Alloc_mem memory attached, MPI_Win_allocate_shared, and

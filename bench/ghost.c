@@ -23,7 +23,6 @@
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "common.h"
 
-#include "../include/flexrma.h" /* types and constants only: see find_extensions */
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -60,27 +59,16 @@ typedef struct ghost {
 static struct {
     __typeof__(&MPI_Iput) iput;
     __typeof__(&MPIX_Put_signal) put_signal;
-    __typeof__(&MPI_Win_Sync_alloc_objects) alloc_objects;
-    __typeof__(&MPI_Win_Sync_free_objects) free_objects;
-    __typeof__(&MPI_Win_sync_ops_init) ops_init;
-    __typeof__(&MPI_Win_sync_object_init) object_init;
-    MPI_Datatype *handle_sync; /* &MPI_Handle_sync */
 } fx;
 
-/* 1 if every rank found every extension. */
+/* 1 if every rank found every extension (the counters: bench_ctr, common.h). */
 static int find_extensions(void)
 {
     *(void **)&fx.iput = dlsym(RTLD_DEFAULT, "MPI_Iput");
     *(void **)&fx.put_signal = dlsym(RTLD_DEFAULT, "MPIX_Put_signal");
-    *(void **)&fx.alloc_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_alloc_objects");
-    *(void **)&fx.free_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_free_objects");
-    *(void **)&fx.ops_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_ops_init");
-    *(void **)&fx.object_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_object_init");
-    fx.handle_sync = dlsym(RTLD_DEFAULT, "MPI_Handle_sync");
-    int found = fx.iput && fx.put_signal && fx.alloc_objects && fx.free_objects && fx.ops_init &&
-                fx.object_init && fx.handle_sync;
+    int found = fx.iput && fx.put_signal;
     MPI_Allreduce(MPI_IN_PLACE, &found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return found;
+    return bench_counters_find() && found;
 }
 
 static int opposite(int d) { return d ^ 1; }
@@ -296,16 +284,11 @@ static void extensions_setup(ghost *g, int size)
     MPI_Sync *all = malloc(bench_mul((size_t)size, sizeof *all));
     if (!all)
         bench_die("out of memory");
-    if (fx.alloc_objects(1, &g->mine, g->win, MPI_INFO_NULL) != MPI_SUCCESS)
-        bench_die("MPI_Win_Sync_alloc_objects failed");
-    MPI_Allgather(&g->mine, 1, *fx.handle_sync, all, 1, *fx.handle_sync, MPI_COMM_WORLD);
+    bench_counters_setup(g->win, size, g->distinct, g->nd, &g->mine, g->ops, all);
     for (int d = 0; d < g->ndirs; d++)
         g->nbr_ctr[d] = all[g->nbr[d]];
-    for (int k = 0; k < g->nd; k++)
-        fx.ops_init(g->distinct[k], MPI_MODE_WIN_PUT, all[g->distinct[k]], g->win, MPI_INFO_NULL,
-                    &g->ops[k]);
-    fx.object_init(g->mine, g->nd, g->win, MPI_INFO_NULL, &g->arrived_nd);
-    fx.object_init(g->mine, g->ndirs, g->win, MPI_INFO_NULL, &g->arrived_dirs);
+    bench_ctr.object_init(g->mine, g->nd, g->win, MPI_INFO_NULL, &g->arrived_nd);
+    bench_ctr.object_init(g->mine, g->ndirs, g->win, MPI_INFO_NULL, &g->arrived_dirs);
     free(all);
 }
 
@@ -316,7 +299,7 @@ static void extensions_teardown(ghost *g)
     MPI_Request_free(&g->arrived_nd);
     MPI_Request_free(&g->arrived_dirs);
     MPI_Barrier(MPI_COMM_WORLD); /* nobody bumps my counter any more */
-    fx.free_objects(1, &g->mine, g->win);
+    bench_ctr.free_objects(1, &g->mine, g->win);
 }
 
 int main(int argc, char **argv)

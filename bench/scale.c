@@ -22,13 +22,9 @@
  *
  * Rows (rank 0): scale,IMPL,TRANSPORT,RANKS,QUANTITY,WHAT,MAX,MEAN: the maximum and the mean over
  * the processes. */
-#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "common.h"
 
-#include "../include/flexrma.h" /* types and constants only: see find_counters */
-
 #include <dirent.h>
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,28 +185,6 @@ static void step_lock(ghost *g)
     }
 }
 
-/* flexrma's synchronization counters, found at run time (see bench/ghost.c, find_extensions). */
-static struct {
-    __typeof__(&MPI_Win_Sync_alloc_objects) alloc_objects;
-    __typeof__(&MPI_Win_Sync_free_objects) free_objects;
-    __typeof__(&MPI_Win_sync_ops_init) ops_init;
-    __typeof__(&MPI_Win_sync_object_init) object_init;
-    MPI_Datatype *handle_sync;
-} fx;
-
-static int find_counters(void)
-{
-    *(void **)&fx.alloc_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_alloc_objects");
-    *(void **)&fx.free_objects = dlsym(RTLD_DEFAULT, "MPI_Win_Sync_free_objects");
-    *(void **)&fx.ops_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_ops_init");
-    *(void **)&fx.object_init = dlsym(RTLD_DEFAULT, "MPI_Win_sync_object_init");
-    fx.handle_sync = dlsym(RTLD_DEFAULT, "MPI_Handle_sync");
-    int found = fx.alloc_objects && fx.free_objects && fx.ops_init && fx.object_init &&
-                fx.handle_sync;
-    MPI_Allreduce(MPI_IN_PLACE, &found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return found;
-}
-
 /* As bench/ghost.c's counter variant: a sync-ops request per distinct neighbour, and my
  * sync-object request waiting for one bump from each. */
 static void step_counter(ghost *g)
@@ -224,17 +198,8 @@ static void step_counter(ghost *g)
 
 static void counters_setup(ghost *g, int size)
 {
-    MPI_Sync *all = malloc(bench_mul((size_t)size, sizeof *all));
-    if (!all)
-        bench_die("out of memory");
-    if (fx.alloc_objects(1, &g->mine, g->win, MPI_INFO_NULL) != MPI_SUCCESS)
-        bench_die("MPI_Win_Sync_alloc_objects failed");
-    MPI_Allgather(&g->mine, 1, *fx.handle_sync, all, 1, *fx.handle_sync, MPI_COMM_WORLD);
-    for (int k = 0; k < g->nd; k++)
-        fx.ops_init(g->distinct[k], MPI_MODE_WIN_PUT, all[g->distinct[k]], g->win, MPI_INFO_NULL,
-                    &g->ops[k]);
-    fx.object_init(g->mine, g->nd, g->win, MPI_INFO_NULL, &g->arrived);
-    free(all);
+    bench_counters_setup(g->win, size, g->distinct, g->nd, &g->mine, g->ops, NULL);
+    bench_ctr.object_init(g->mine, g->nd, g->win, MPI_INFO_NULL, &g->arrived);
 }
 
 static void counters_teardown(ghost *g)
@@ -243,7 +208,7 @@ static void counters_teardown(ghost *g)
         MPI_Request_free(&g->ops[k]);
     MPI_Request_free(&g->arrived);
     MPI_Barrier(MPI_COMM_WORLD); /* nobody bumps my counter any more */
-    fx.free_objects(1, &g->mine, g->win);
+    bench_ctr.free_objects(1, &g->mine, g->win);
 }
 
 enum { P_FENCE, P_PSCW, P_LOCK, P_COUNTER, NPATTERNS };
@@ -364,7 +329,7 @@ int main(int argc, char **argv)
 
     /* The patterns, where flexrma's counters are there to read (see the top of the file). */
     if (strcmp(o.impl, "flexrma") == 0) {
-        const int counters = find_counters();
+        const int counters = bench_counters_find();
         for (int t = 0; t < o.ntopo; t++) {
             int nbr[MAX_DIRS], ndirs = bench_neighbours(o.topo[t], o.rank, o.size, nbr);
             if (ndirs == 0) {
