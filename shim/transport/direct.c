@@ -690,6 +690,8 @@ static int permission_arrived(void *arg)
 
 void fr_direct_await(fr_win *w, int target, const fr_opq *q)
 {
+    if (q->n == 0)
+        return; /* nothing to wait for: and a peer not yet used stays unmapped (peer_of) */
     dpeer *d = peer_of(w, target);
     if (!d)
         return;
