@@ -35,7 +35,8 @@
  * fails then (mmap, descriptors: resources) is an FR_ERR_SHM error of the call, never a switch to
  * messages. A producer that attached sets its slot's bit in the consumer's segment header and
  * bumps the header's generation (release); the consumer compares that one word on each poll and
- * looks at the bits only when it moved. Eager windows use the same header at creation.
+ * looks at the bits only when it moved. Eager windows leave the header alone (the consumer looks
+ * at every ring's attach flag once, after the creation collective).
  *
  * Large put/get/accumulate data (beyond FLEXRMA_EAGER_MAX) still moves in MPI messages of its
  * own, on its own tag; their order relative to the batches never mattered. */
@@ -170,6 +171,8 @@ static int make_rings(fr_chan *c, size_t cap, int lazy, chan_info *mine)
         return rc;
     if (!lazy && total <= RING_PREFAULT_MAX)
         fr_mem_prefault(c->seg, total);
+    else if (lazy) /* the header, which every poll reads: a read fault maps neighbours too */
+        fr_mem_prefault(c->seg, hb);
     for (int s = 0; s < c->n; s++) {
         unsigned char *at = (unsigned char *)c->seg + hb + (size_t)s * rb;
         if (lazy)
@@ -214,9 +217,9 @@ static void detach(fr_chan_peer *cp)
 }
 
 /* Map the peer's segment (checked by check_peer), format my ring there if it left that to me,
- * attach to it, announce it in the header, and map the peer's state block. FR_ERR_SHM with the
- * reason; nothing stays mapped then. */
-static int attach(fr_win *w, fr_chan_peer *cp)
+ * attach to it, map the peer's state block, and (first-use attachment: `announce`) tell the
+ * consumer in its header. FR_ERR_SHM with the reason; nothing stays mapped then. */
+static int attach(fr_win *w, fr_chan_peer *cp, int announce)
 {
     const chan_info *peer = &cp->info;
     int rc = fr_peer_proc_open((pid_t)peer->pid, &cp->proc);
@@ -249,9 +252,14 @@ static int attach(fr_win *w, fr_chan_peer *cp)
     }
     if (w->peers[cp->rank].state)
         cp->state_serial = peer->state.serial;
+    if (!announce) /* the consumer looks at its rings after the creation collective */
+        return MPI_SUCCESS;
     /* full: the ring's format and flag come before the bit; release: the bit before the
-     * generation the consumer compares. */
+     * generation the consumer compares. The header's page is faulted in for writing first: a
+     * read fault there would map the consumer's neighbouring pages too (fault-around, 64 KiB
+     * of its rings). */
     seg_head *h = base;
+    fr_mem_prefault(h, peer->rings_off);
     volatile AO_t *word = &h->attached[cp->slot / 64];
     AO_t bit = (AO_t)1 << (cp->slot % 64), old;
     do
@@ -268,7 +276,7 @@ int fr_chan_attach(fr_win *w, int r)
     fr_chan_peer *cp = w->peers[r].chan;
     if (!cp || cp->proc)
         return MPI_SUCCESS;
-    int rc = attach(w, cp);
+    int rc = attach(w, cp, 1);
     if (rc != MPI_SUCCESS) {
         char why[512];
         snprintf(why, sizeof why, "%s", fr_error_detail());
@@ -279,8 +287,8 @@ int fr_chan_attach(fr_win *w, int r)
     return rc;
 }
 
-/* The producers that attached since my last look: poll their rings from now on. A ring of
- * another format than mine is refused for good (its producer broke the layout). */
+/* First-use attachment: the producers that attached since my last look; poll their rings from
+ * now on. A ring of another format than mine is refused for good (its producer broke it). */
 static void rescan(fr_win *w, fr_chan *c)
 {
     seg_head *h = c->seg;
@@ -365,7 +373,7 @@ int fr_chan_create(fr_win *w)
             cp->info = all[r];
             int arc = check_peer(&all[r], cp->slot, node_size);
             if (arc == MPI_SUCCESS && !c->lazy)
-                arc = attach(w, cp);
+                arc = attach(w, cp, 0);
             if (arc == MPI_SUCCESS)
                 w->peers[r].chan = cp;
             if (arc != MPI_SUCCESS && strict && rc == MPI_SUCCESS) {
@@ -396,7 +404,17 @@ int fr_chan_agree(fr_win *w, int rc)
     free(v);
     fr_chan *c = w->chan;
     if (c && c->seg) {
-        rescan(w, c); /* eager: every producer attached before the collective */
+        if (c->lazy) {
+            rescan(w, c);
+        } else { /* every producer attached before the collective */
+            for (int s = 0; s < c->n; s++) {
+                int ok = fr_ring_has_producer(&c->peers[s].rx);
+                if (ok < 0)
+                    fr_fatal("rank %d: packet ring %d holds another format", w->rank, s);
+                if (ok)
+                    c->on[c->non++] = s;
+            }
+        }
         /* Named backend: everyone has opened them by now, unless they attach on first use (the
          * names then go with the segments). */
         if (!c->lazy) {
