@@ -41,6 +41,8 @@ typedef struct fr_options {
                            memory with node peers in place (node/shm_adopt.h) */
     size_t shm_ring;    /* FLEXRMA_SHM_RING: bytes of each same-node packet ring (rounded up to a
                            power of two, 1 KiB to 1 GiB) */
+    int shm_lazy;       /* FLEXRMA_SHM_LAZY=1: attach to node peers on first use in every window,
+                           not only in large ones (tp_shm.c) */
     size_t am_inbox;    /* FLEXRMA_AM_INBOX: bytes of the receive posted for batches sent as
                            messages (at least 64); bigger batches go after their length */
     unsigned native_flavors; /* FLEXRMA_NATIVE_FLAVORS: FR_FLAVOR_* bits left to the library */

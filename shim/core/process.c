@@ -102,6 +102,7 @@ void fr_options_read(void)
     fr_opt.spin_polls = (unsigned)env_size("FLEXRMA_SPIN_POLLS", 32);
     fr_opt.transport = fr_opt.disabled ? FR_TRANSPORT_AUTO : env_transport("FLEXRMA_TRANSPORT");
     fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
+    fr_opt.shm_lazy = env_flag("FLEXRMA_SHM_LAZY");
     fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
     fr_opt.adopt = (int)env_size("FLEXRMA_ADOPT", 1) != 0;
     fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);

@@ -41,6 +41,18 @@ void fr_ring_init(fr_ring_rx *rx, void *mem, size_t cap)
     *rx = (fr_ring_rx){.ctl = c, .data = (unsigned char *)mem + sizeof *c, .cap = cap};
 }
 
+void fr_ring_bind(fr_ring_rx *rx, void *mem, size_t cap)
+{
+    *rx = (fr_ring_rx){.ctl = mem, .data = (unsigned char *)mem + sizeof(fr_ring_ctl), .cap = cap};
+}
+
+void fr_ring_format(void *mem, size_t cap)
+{
+    fr_ring_ctl *c = mem; /* head, tail and the producer flag are 0 already */
+    c->magic = FR_RING_MAGIC;
+    c->cap = cap;
+}
+
 void fr_ring_rx_free(fr_ring_rx *rx)
 {
     free(rx->frag);
@@ -50,8 +62,11 @@ void fr_ring_rx_free(fr_ring_rx *rx)
 
 int fr_ring_has_producer(const fr_ring_rx *rx)
 {
-    /* acquire: pairs with the producer's release in fr_ring_attach (read after a collective). */
-    return AO_load_acquire(&rx->ctl->producer) != 0;
+    /* acquire: pairs with the producer's release in fr_ring_attach, after which magic and cap
+     * (written by me, or by the producer before it) are visible. */
+    if (AO_load_acquire(&rx->ctl->producer) == 0)
+        return 0;
+    return rx->ctl->magic == FR_RING_MAGIC && rx->ctl->cap == rx->cap ? 1 : -1;
 }
 
 int fr_ring_attach(fr_ring_tx *tx, void *mem, size_t avail)

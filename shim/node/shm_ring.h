@@ -7,7 +7,9 @@
  * ring is that: a byte area in which the producer appends records and the consumer releases them
  * in order, so neither ever takes a lock or waits for the other.
  *
- * Layout (fr_ring_footprint bytes; the consumer formats it, the producer attaches to it):
+ * Layout (fr_ring_footprint bytes; the consumer formats it, or, when it leaves a fresh zero-filled
+ * ring untouched until used (fr_ring_bind), the producer does on attaching (fr_ring_format), with
+ * the capacity the consumer chose; the consumer then checks that capacity before reading):
  *   line 0   magic, capacity, producer-attached flag   (written once each, before use)
  *   line 1   tail: bytes the producer has published    (written by the producer only)
  *   line 2   head: bytes the consumer has released     (written by the consumer only)
@@ -86,10 +88,18 @@ size_t fr_ring_footprint(size_t cap);
 /* Consumer: format the ring at mem (fr_ring_footprint(cap) bytes, FR_RING_LINE aligned, zeroed
  * or not) and bind rx to it. cap must come from fr_ring_capacity. */
 void fr_ring_init(fr_ring_rx *rx, void *mem, size_t cap);
+/* Consumer: bind rx to the zero-filled ring at mem without writing (nor touching) it: its
+ * producer formats it with cap (fr_ring_format) when it first attaches. */
+void fr_ring_bind(fr_ring_rx *rx, void *mem, size_t cap);
 /* Consumer: release the reassembly buffer (the ring memory belongs to the caller). */
 void fr_ring_rx_free(fr_ring_rx *rx);
-/* Consumer: has a producer attached to the ring? */
+/* Consumer: has a producer attached to the ring? 1: yes, and the ring holds my format (magic, my
+ * capacity); 0: no producer yet; -1: a producer attached to a ring of another format. */
 int fr_ring_has_producer(const fr_ring_rx *rx);
+
+/* Producer: format the zero-filled ring at mem (fr_ring_footprint(cap) bytes) that its consumer
+ * bound with fr_ring_bind, cap being what the consumer published; then fr_ring_attach. */
+void fr_ring_format(void *mem, size_t cap);
 
 /* Producer: bind tx to the ring its consumer formatted at mem, of which `avail` bytes are
  * mapped. Returns 0, or -1 if mem holds no ring or one larger than avail. */

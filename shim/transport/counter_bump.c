@@ -32,13 +32,18 @@
 #include "counter_bump.h"
 #include "node/shm_counter.h"
 #include "shm_state.h"
+#include "transport.h"
 
 #include <stdio.h>
 
 int fr_peer_settled(const fr_peer *p) { return p->pending == 0 && p->remote_upto >= p->ops_sent; }
 
+/* A first bump attaches to a node peer's ring and state block (tp_shm.c); if that fails, the bump
+ * goes as a packet, whose flush reports the error. */
 static volatile AO_t *word_of(fr_win *w, int target, uint64_t key)
 {
+    if (fr_chan_attach(w, target) != MPI_SUCCESS)
+        return NULL;
     return fr_shm_state_counter(w->peers[target].state, fr_counter_key_slot(key));
 }
 

@@ -67,7 +67,22 @@ typedef struct dregion {
     uint64_t serial;        /* the segment mapped for it */
 } dregion;
 
+/* What each member publishes at creation. */
+typedef struct direct_info {
+    int64_t pid;
+    uint64_t base;          /* window base in its address space */
+    uint64_t size;          /* window bytes */
+    fr_seg_ref win;         /* segment holding window bytes [map_lo, map_hi), its offset that
+                               of byte map_lo; serial 0 if none */
+    uint64_t map_lo, map_hi;
+    fr_seg_ref state;       /* its state page; serial 0 if none */
+    fr_cma_probe probe;
+} direct_info;
+
 typedef struct dpeer {
+    direct_info *info;      /* first-use attachment (fr_chan_lazy): what it published, until
+                               this process first needs it (peer_of) and maps it */
+    char *shared_at;        /* MPI_Win_allocate_shared: its window here, for that moment */
     dmode mode;
     char *win;              /* D_MAP: where its window base would lie here: bytes [map_lo,
                                map_hi) of its window are mapped, at win + map_lo */
@@ -89,18 +104,6 @@ typedef struct fr_direct {
     dstate *mine;
     dpeer *peers;           /* by window rank */
 } fr_direct;
-
-/* What each member publishes at creation. */
-typedef struct direct_info {
-    int64_t pid;
-    uint64_t base;          /* window base in its address space */
-    uint64_t size;          /* window bytes */
-    fr_seg_ref win;         /* segment holding window bytes [map_lo, map_hi), its offset that
-                               of byte map_lo; serial 0 if none */
-    uint64_t map_lo, map_hi;
-    fr_seg_ref state;       /* its state page; serial 0 if none */
-    fr_cma_probe probe;
-} direct_info;
 
 /* ---- creation ---- */
 
@@ -207,17 +210,26 @@ int fr_direct_setup(fr_win *w)
     direct_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
     FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
                                     MPI_BYTE, w->comm));
-    for (int r = 0; r < w->size; r++)
-        if (dx->mine && r != w->rank && w->peers[r].tp == &fr_tp_shm &&
-            (all[r].size > 0 || w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC))
+    int lazy = fr_chan_lazy(w);
+    for (int r = 0; r < w->size; r++) {
+        if (!dx->mine || r == w->rank || w->peers[r].tp != &fr_tp_shm ||
+            (all[r].size == 0 && w->attr_flavor != MPI_WIN_FLAVOR_DYNAMIC))
+            continue;
+        if (lazy) { /* mapped when first needed (peer_of) */
+            dx->peers[r].info = fr_xmalloc(sizeof all[r]);
+            *dx->peers[r].info = all[r];
+        } else {
             map_peer(w, r, &all[r]);
+        }
+    }
     free(all);
     /* A dynamic window rebuilt for new members keeps its regions: publish them in the new page
      * (new slots and attach numbers; what origins knew of the old page is learned again). */
     for (int i = 0; i < w->attached.n; i++)
         fr_direct_region_attached(w, &w->attached.r[i]);
-    /* Named segments: every peer that needed the name has opened it (the allgather above). */
-    if (dx->mine)
+    /* Named segments: every peer that needed the name has opened it (the allgather above),
+     * unless peers map it on first use (the name then goes with the segment). */
+    if (dx->mine && !lazy)
         fr_seg_unlink_name(dx->mine);
     return MPI_SUCCESS;
 }
@@ -228,6 +240,10 @@ void fr_direct_adopt_mapped(fr_win *w, char *const *addr)
         return;
     for (int r = 0; r < w->size; r++) {
         dpeer *d = &w->direct->peers[r];
+        if (d->info) {
+            d->shared_at = addr[r]; /* applied when it is mapped */
+            continue;
+        }
         if (r != w->rank && d->state && addr[r]) {
             d->win = addr[r]; /* not d->win_serial: the mapping is the window's, not ours */
             d->map_lo = 0;
@@ -246,6 +262,7 @@ void fr_direct_destroy(fr_win *w)
     for (int r = 0; r < w->size; r++) {
         dpeer *d = &dx->peers[r];
         w->peers[r].mapped = NULL;
+        free(d->info);
         if (!d->proc)
             continue;
         for (int i = 0; i < d->nregions; i++)
@@ -291,11 +308,30 @@ void fr_direct_started(fr_win *w, int target)
 
 /* ---- reaching a peer ---- */
 
+/* First use of a peer published at creation (fr_chan_lazy): map its state page and window now,
+ * once; a peer that cannot be mapped stays on the batch path, as at creation. */
+static void attach_peer(fr_win *w, int r, dpeer *d)
+{
+    direct_info *in = d->info;
+    d->info = NULL;
+    map_peer(w, r, in);
+    free(in);
+    if (d->state && d->shared_at) { /* as fr_direct_adopt_mapped */
+        d->win = d->shared_at;
+        d->map_lo = 0;
+        d->map_hi = w->peers[r].size;
+        d->mode = D_MAP;
+        set_mapped(&w->peers[r], d);
+    }
+}
+
 static dpeer *peer_of(fr_win *w, int target)
 {
     if (!w->direct || target == w->rank)
         return NULL;
     dpeer *d = &w->direct->peers[target];
+    if (FR_UNLIKELY(d->info != NULL))
+        attach_peer(w, target, d);
     return d->mode == D_NONE ? NULL : d;
 }
 
@@ -356,9 +392,9 @@ void fr_direct_region_detached(fr_win *w, const fr_region *r)
 
 void fr_direct_regions_learned(fr_win *w, int target)
 {
-    if (!w->direct || target == w->rank || w->direct->peers[target].mode != D_DYN)
+    dpeer *d = peer_of(w, target);
+    if (!d || d->mode != D_DYN)
         return;
-    dpeer *d = &w->direct->peers[target];
     const fr_regions *k = &w->peers[target].known;
     dregion *now = fr_xcalloc((size_t)k->n + 1, sizeof *now);
     for (int i = 0; i < k->n; i++) {
@@ -661,6 +697,8 @@ static int permission_arrived(void *arg)
 
 void fr_direct_await(fr_win *w, int target, const fr_opq *q)
 {
+    if (q->n == 0)
+        return; /* nothing to wait for: and a peer not yet used stays unmapped (peer_of) */
     dpeer *d = peer_of(w, target);
     if (!d)
         return;

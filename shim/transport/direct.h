@@ -1,8 +1,9 @@
 /* direct.h - single-copy access to a node peer's window: the origin copies put data straight into
  * the target's window memory, and get data straight out of it, while the closing call runs.
  *
- * Two ways to reach a peer's window (found per peer at window creation, tried per operation in
- * this order):
+ * Two ways to reach a peer's window (found per peer at window creation, or, in windows that
+ * attach on first use (tp_shm.c), when this process first needs the peer: its first copy, lock
+ * word or epoch check on it; tried per operation in this order):
  *  - mapped: the part of the window that lies in one of the peer's segments, which this process
  *    maps (shm_map.h): all of it for MPI_Alloc_mem memory, the whole pages of an MPI_Win_create
  *    window in ordinary memory, adopted in place (node/shm_adopt.h); a copy is a memcpy, or a
@@ -46,8 +47,9 @@
 
 /* Collective over w->comm unless FLEXRMA_TRANSPORT=am, after the channel is set up: make this
  * member's state page, publish it with the description of its window memory, and map the
- * window memory and state of every node peer whose ring this process reached. A peer that
- * cannot be reached directly is simply left on the batch path; only running out of memory fails. */
+ * window memory and state of every node peer whose ring this process reaches (first-use
+ * attachment, fr_chan_lazy: keep the description and map on first need). A peer that cannot be
+ * reached directly is simply left on the batch path; only running out of memory fails. */
 int fr_direct_setup(fr_win *w);
 void fr_direct_destroy(fr_win *w);
 /* After fr_direct_setup, for memory every member already maps (MPI_Win_allocate_shared): member

@@ -3,7 +3,8 @@
  *
  * Each member of a window with node peers owns one block, in a segment of its own (shm_seg.h),
  * published with its packet-ring segment at channel creation (tp_shm.c, chan_info) and mapped
- * by every node peer that reaches it through a ring (fr_peer.state). A segment of its own rather
+ * by every node peer that reaches it through a ring (fr_peer.state), when it attaches to that
+ * ring (at creation, or on first use: fr_chan_attach). A segment of its own rather
  * than a region of the ring segment, because the two live differently: the rings belong to the
  * channel, which ext/dynwin re-creates when membership changes, while the counters in the block
  * must keep their values for the window's whole life. The block is made once (the first

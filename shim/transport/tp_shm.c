@@ -25,6 +25,19 @@
  * polls the rings a producer attached to, and, through fr_am_poll, messages only while some
  * member sends it messages (w->am_rx, counted at creation).
  *
+ * First-use attachment: on a node of more than ATTACH_EAGER_MAX peers (or with FLEXRMA_SHM_LAZY=1
+ * on any member of the node), nothing per peer is mapped or written at creation: the consumer
+ * leaves its rings untouched (fr_ring_bind; a fresh segment reads zero), and a producer maps the
+ * peer's segment and its state block, formats its ring there with the capacity the consumer
+ * published and attaches, the first time it sends it a batch or bumps one of its counters
+ * (fr_chan_attach). Which peers a ring WILL reach is still decided at creation, from what they
+ * published, so the transport of each pair and w->am_rx are fixed as before; an attach that
+ * fails then (mmap, descriptors: resources) is an FR_ERR_SHM error of the call, never a switch to
+ * messages. A producer that attached sets its slot's bit in the consumer's segment header and
+ * bumps the header's generation (release); the consumer compares that one word on each poll and
+ * looks at the bits only when it moved. Eager windows leave the header alone (the consumer looks
+ * at every ring's attach flag once, after the creation collective).
+ *
  * Large put/get/accumulate data (beyond FLEXRMA_EAGER_MAX) still moves in MPI messages of its
  * own, on its own tag; their order relative to the batches never mattered. */
 #include "core/next.h"
@@ -46,25 +59,6 @@ typedef struct out_msg {
     size_t len, done;
 } out_msg;
 
-typedef struct fr_chan_peer {
-    int rank;               /* window rank */
-    fr_peer_proc *proc;     /* its process, while its segment is mapped here */
-    uint64_t serial;        /* its segment */
-    fr_ring_tx tx;          /* my ring in its segment (when w->peers[rank].chan is this) */
-    fr_ring_rx rx;          /* its ring in my segment */
-    uint64_t state_serial;  /* its shared state block, when mapped (w->peers[rank].state) */
-    int rx_on;              /* it attached to rx: poll it */
-    out_msg *backlog, **backlog_tail;
-} fr_chan_peer;
-
-typedef struct fr_chan {
-    void *seg;              /* my segment: the incoming rings; NULL if none could be made */
-    int n;                  /* node peers, me excluded */
-    fr_chan_peer *peers;    /* in window-rank order: peers[s] feeds slot s of my segment */
-    int nbacklog;           /* peers with a backlog */
-    int polling;            /* a poll is running; a nested one would reorder batches */
-} fr_chan;
-
 /* What each member publishes at window creation. */
 typedef struct chan_info {
     int64_t pid;
@@ -73,7 +67,53 @@ typedef struct chan_info {
     uint64_t ring_bytes;    /* footprint of each */
     fr_seg_ref ref;         /* my segment */
     fr_seg_ref state;       /* my shared state block (shm_state.h); serial 0: none */
+    uint64_t ring_cap;      /* capacity of each ring */
+    uint32_t rings_off;     /* where ring 0 starts, after the header (seg_head) */
+    uint32_t flags;         /* INFO_* */
 } chan_info;
+
+enum {
+    INFO_LAZY = 1,      /* I want first-use attachment in this window */
+    INFO_FORMATTED = 2  /* my rings are formatted (else each producer formats its own) */
+};
+
+/* The start of each segment: producers announce their attachment here. */
+typedef struct seg_head {
+    volatile AO_t gen;      /* bumped by each producer after it attached (release) */
+    char pad[FR_RING_LINE - sizeof(AO_t)];
+    volatile AO_t attached[]; /* bit s % 64 of word s / 64: the producer of slot s attached */
+} seg_head;
+
+/* Node peers beyond which a window attaches on first use (both sides write and fault in two
+ * control lines, a state page, a direct state page per peer otherwise: 1 MiB per window at 64
+ * ranks). Up to 7 peers (8 ranks a node), attaching at creation keeps the first exchange free of
+ * mmap calls. */
+#define ATTACH_EAGER_MAX 7
+
+typedef struct fr_chan_peer {
+    int rank;               /* window rank */
+    int slot;               /* my ring's slot in its segment */
+    chan_info info;         /* what it published, for attaching later */
+    fr_peer_proc *proc;     /* its process, while its segment is mapped here: attached */
+    uint64_t serial;        /* its segment */
+    fr_ring_tx tx;          /* my ring in its segment (when w->peers[rank].chan is this) */
+    fr_ring_rx rx;          /* its ring in my segment */
+    uint64_t state_serial;  /* its shared state block, when mapped (w->peers[rank].state) */
+    out_msg *backlog, **backlog_tail;
+} fr_chan_peer;
+
+typedef struct fr_chan {
+    void *seg;              /* my segment: header, then the incoming rings; NULL if none */
+    int n;                  /* node peers, me excluded */
+    int lazy;               /* first-use attachment (agreed by the node at creation) */
+    fr_chan_peer *peers;    /* in window-rank order: peers[s] feeds slot s of my segment */
+    int nbacklog;           /* peers with a backlog */
+    int polling;            /* a poll is running; a nested one would reorder batches */
+    AO_t gen_seen;          /* the header's generation at my last look */
+    AO_t *known;            /* bits of the header I have looked at (taken or refused) */
+    int *on;                /* slots whose producer attached: the rings to poll */
+    int non;
+} fr_chan;
 
 typedef struct rx_ctx {
     fr_win *w;
@@ -111,55 +151,163 @@ static void find_node(fr_win *w, int *size, int *first)
  * first use (the ring's control lines by fr_ring_init and fr_ring_attach). */
 #define RING_PREFAULT_MAX ((uint64_t)512 * 1024)
 
-/* My incoming rings, formatted before anyone can see the segment. */
-static int make_rings(fr_chan *c, size_t cap, chan_info *mine)
+/* Bytes of the header of a segment of n rings: the generation line and a bit per ring. */
+static size_t head_bytes(int n)
 {
-    size_t rb = fr_ring_footprint(cap), total;
-    if (fr_mul_size(rb, (size_t)c->n, &total))
+    size_t b = sizeof(seg_head) + ((size_t)n + 63) / 64 * sizeof(AO_t);
+    return (b + FR_RING_LINE - 1) / FR_RING_LINE * FR_RING_LINE;
+}
+
+/* My incoming rings, formatted before anyone can see the segment, or (lazy) left untouched for
+ * their producers to format. */
+static int make_rings(fr_chan *c, size_t cap, int lazy, chan_info *mine)
+{
+    size_t rb = fr_ring_footprint(cap), hb = head_bytes(c->n), total;
+    if (fr_mul_size(rb, (size_t)c->n, &total) || total > SIZE_MAX - hb)
         return fr_errorf(FR_ERR_NO_MEM, "%d rings of %zu bytes", c->n, rb);
+    total += hb;
     int rc = fr_seg_alloc(total, &c->seg);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (total <= RING_PREFAULT_MAX)
+    if (!lazy && total <= RING_PREFAULT_MAX)
         fr_mem_prefault(c->seg, total);
-    for (int s = 0; s < c->n; s++)
-        fr_ring_init(&c->peers[s].rx, (unsigned char *)c->seg + (size_t)s * rb, cap);
+    else if (lazy) /* the header, which every poll reads: a read fault maps neighbours too */
+        fr_mem_prefault(c->seg, hb);
+    for (int s = 0; s < c->n; s++) {
+        unsigned char *at = (unsigned char *)c->seg + hb + (size_t)s * rb;
+        if (lazy)
+            fr_ring_bind(&c->peers[s].rx, at, cap);
+        else
+            fr_ring_init(&c->peers[s].rx, at, cap);
+    }
     fr_seg_lookup(c->seg, 0, &mine->ref);
     mine->nrings = c->n;
     mine->ring_bytes = rb;
+    mine->ring_cap = cap;
+    mine->rings_off = (uint32_t)hb;
+    mine->flags |= lazy ? 0 : INFO_FORMATTED;
     return MPI_SUCCESS;
 }
 
-/* Attach to my ring (slot) in the segment `peer` published; FR_ERR_SHM with the reason. */
-static int attach(fr_chan_peer *cp, const chan_info *peer, int slot, int node_size)
+/* Can a ring reach the peer that published `peer`, my ring being at `slot` (decided without
+ * mapping anything)? FR_ERR_SHM with the reason. */
+static int check_peer(const chan_info *peer, int slot, int node_size)
 {
     if (peer->nrings != node_size - 1 || peer->ref.serial == 0)
         return fr_errorf(FR_ERR_SHM, "it made no packet rings (see its own error)");
-    uint64_t off = (uint64_t)slot * peer->ring_bytes;
-    if (peer->ring_bytes == 0 || off >= peer->ref.size)
+    uint64_t cap = peer->ring_cap;
+    if (cap < FR_RING_MIN || cap > FR_RING_MAX || (cap & (cap - 1)) ||
+        peer->ring_bytes != fr_ring_footprint((size_t)cap) ||
+        peer->rings_off != head_bytes(peer->nrings))
+        return fr_errorf(FR_ERR_SHM, "its packet rings have another layout");
+    uint64_t end = peer->rings_off + (uint64_t)(slot + 1) * peer->ring_bytes;
+    if (peer->ref.offset != 0 || end > peer->ref.size)
         return fr_errorf(FR_ERR_SHM, "its segment is too small for its rings");
+    return MPI_SUCCESS;
+}
+
+/* Undo a partial attach. */
+static void detach(fr_chan_peer *cp)
+{
+    if (cp->serial)
+        fr_seg_unmap_remote(cp->proc, cp->serial);
+    fr_peer_proc_release(cp->proc);
+    cp->proc = NULL;
+    cp->serial = 0;
+}
+
+/* Map the peer's segment (checked by check_peer), format my ring there if it left that to me,
+ * attach to it, map the peer's state block, and (first-use attachment: `announce`) tell the
+ * consumer in its header. FR_ERR_SHM with the reason; nothing stays mapped then. */
+static int attach(fr_win *w, fr_chan_peer *cp, int announce)
+{
+    const chan_info *peer = &cp->info;
     int rc = fr_peer_proc_open((pid_t)peer->pid, &cp->proc);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        cp->proc = NULL;
         return rc;
+    }
     void *base;
     rc = fr_seg_map_remote(cp->proc, &peer->ref, &base);
     if (rc != MPI_SUCCESS) {
-        fr_peer_proc_release(cp->proc);
-        cp->proc = NULL;
+        detach(cp);
         return rc;
     }
     cp->serial = peer->ref.serial;
-    uint64_t avail = peer->ref.size - off;
+    unsigned char *ring = (unsigned char *)base + peer->rings_off +
+                          (size_t)cp->slot * peer->ring_bytes;
     if ((uint64_t)peer->nrings * peer->ring_bytes <= RING_PREFAULT_MAX) /* as the peer did */
-        fr_mem_prefault((unsigned char *)base + off,
-                        (size_t)(peer->ring_bytes < avail ? peer->ring_bytes : avail));
-    if (fr_ring_attach(&cp->tx, (unsigned char *)base + off, (size_t)avail)) {
-        fr_seg_unmap_remote(cp->proc, cp->serial);
-        fr_peer_proc_release(cp->proc);
-        cp->proc = NULL;
-        return fr_errorf(FR_ERR_SHM, "its segment holds no ring at slot %d", slot);
+        fr_mem_prefault(ring, (size_t)peer->ring_bytes);
+    if (!(peer->flags & INFO_FORMATTED))
+        fr_ring_format(ring, (size_t)peer->ring_cap);
+    if (fr_ring_attach(&cp->tx, ring, (size_t)peer->ring_bytes)) {
+        detach(cp);
+        return fr_errorf(FR_ERR_SHM, "its segment holds no ring at slot %d", cp->slot);
     }
+    /* Its state block, if it has one; without it (auto) bumps to it are packets. */
+    rc = fr_shm_state_map(cp->proc, &peer->state, &w->peers[cp->rank].state);
+    if (rc != MPI_SUCCESS && fr_opt.transport == FR_TRANSPORT_SHM) {
+        detach(cp);
+        return rc;
+    }
+    if (w->peers[cp->rank].state)
+        cp->state_serial = peer->state.serial;
+    if (!announce) /* the consumer looks at its rings after the creation collective */
+        return MPI_SUCCESS;
+    /* full: the ring's format and flag come before the bit; release: the bit before the
+     * generation the consumer compares. The header's page is faulted in for writing first: a
+     * read fault there would map the consumer's neighbouring pages too (fault-around, 64 KiB
+     * of its rings). */
+    seg_head *h = base;
+    fr_mem_prefault(h, peer->rings_off);
+    volatile AO_t *word = &h->attached[cp->slot / 64];
+    AO_t bit = (AO_t)1 << (cp->slot % 64), old;
+    do
+        old = AO_load(word);
+    while (!AO_compare_and_swap_full(word, old, old | bit));
+    AO_fetch_and_add_release(&h->gen, 1);
     return MPI_SUCCESS;
+}
+
+int fr_chan_lazy(const fr_win *w) { return w->chan && w->chan->lazy; }
+
+int fr_chan_attach(fr_win *w, int r)
+{
+    fr_chan_peer *cp = w->peers[r].chan;
+    if (!cp || cp->proc)
+        return MPI_SUCCESS;
+    int rc = attach(w, cp, 1);
+    if (rc != MPI_SUCCESS) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", fr_error_detail());
+        rc = fr_errorf(FR_ERR_SHM, "rank %d, on this node, chosen at window creation to be "
+                                   "reached through shared memory, cannot be attached on first "
+                                   "use: %s", r, why);
+    }
+    return rc;
+}
+
+/* First-use attachment: the producers that attached since my last look; poll their rings from
+ * now on. A ring of another format than mine is refused for good (its producer broke it). */
+static void rescan(fr_win *w, fr_chan *c)
+{
+    seg_head *h = c->seg;
+    c->gen_seen = AO_load_acquire(&h->gen); /* bits set before it are visible below */
+    for (int k = 0; k < (c->n + 63) / 64; k++) {
+        AO_t now = AO_load_acquire(&h->attached[k]) & ~c->known[k];
+        for (int b = 0; now && b < 64; b++) {
+            if (!(now & (AO_t)1 << b))
+                continue;
+            int s = k * 64 + b, ok = s < c->n ? fr_ring_has_producer(&c->peers[s].rx) : -1;
+            if (ok == 0)
+                continue; /* not yet: its bump follows */
+            c->known[k] |= (AO_t)1 << b;
+            if (ok < 0)
+                fr_fatal("rank %d: a node peer attached to packet ring %d of another format",
+                         w->rank, s);
+            c->on[c->non++] = s;
+        }
+    }
 }
 
 int fr_chan_create(fr_win *w)
@@ -176,10 +324,14 @@ int fr_chan_create(fr_win *w)
         c = fr_xcalloc(1, sizeof *c);
         c->n = node_size - 1;
         c->peers = fr_xcalloc((size_t)c->n, sizeof *c->peers);
+        c->known = fr_xcalloc(((size_t)c->n + 63) / 64, sizeof *c->known);
+        c->on = fr_xcalloc((size_t)c->n, sizeof *c->on);
         for (int s = 0; s < c->n; s++)
             c->peers[s].backlog_tail = &c->peers[s].backlog;
         const char *what = "packet rings";
-        int mrc = make_rings(c, fr_ring_capacity(fr_opt.shm_ring), &mine);
+        int lazy = fr_opt.shm_lazy || c->n > ATTACH_EAGER_MAX;
+        mine.flags = lazy ? INFO_LAZY : 0;
+        int mrc = make_rings(c, fr_ring_capacity(fr_opt.shm_ring), lazy, &mine);
         if (mrc == MPI_SUCCESS) {
             what = "shared state block";
             mrc = fr_shm_state_create(w); /* once per window: it outlives a re-created channel */
@@ -204,6 +356,10 @@ int fr_chan_create(fr_win *w)
         if (members != node_size) /* fr_node_comm and the published node ids disagree */
             fr_fatal("window on %d ranks: %d members name my node, fr_node_comm found %d",
                      w->size, members, node_size);
+        /* One mode for the node, from what everyone published: a producer attaches late only
+         * to consumers that watch their header for it. */
+        for (int r = 0; r < w->size; r++)
+            c->lazy |= all[r].node == first && (all[r].flags & INFO_LAZY);
         for (int r = 0, j = 0, s = 0; r < w->size; r++) {
             if (all[r].node != first)
                 continue;
@@ -213,14 +369,13 @@ int fr_chan_create(fr_win *w)
             }
             fr_chan_peer *cp = &c->peers[s++];
             cp->rank = r;
-            int arc = attach(cp, &all[r], i - (i > j), node_size);
-            if (arc == MPI_SUCCESS) {
+            cp->slot = i - (i > j);
+            cp->info = all[r];
+            int arc = check_peer(&all[r], cp->slot, node_size);
+            if (arc == MPI_SUCCESS && !c->lazy)
+                arc = attach(w, cp, 0);
+            if (arc == MPI_SUCCESS)
                 w->peers[r].chan = cp;
-                /* Its state block, if it has one; without it (auto) bumps to it are packets. */
-                arc = fr_shm_state_map(cp->proc, &all[r].state, &w->peers[r].state);
-                if (w->peers[r].state)
-                    cp->state_serial = all[r].state.serial;
-            }
             if (arc != MPI_SUCCESS && strict && rc == MPI_SUCCESS) {
                 snprintf(why, sizeof why, "%s", fr_error_detail());
                 rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: rank %d, on this node, cannot "
@@ -248,14 +403,25 @@ int fr_chan_agree(fr_win *w, int rc)
     int failed = v[w->size];
     free(v);
     fr_chan *c = w->chan;
-    if (c) {
-        /* Every producer attached before the collective. */
-        for (int s = 0; s < c->n; s++)
-            c->peers[s].rx_on = c->seg && fr_ring_has_producer(&c->peers[s].rx);
-        if (c->seg)
-            fr_seg_unlink_name(c->seg); /* named backend: everyone has opened it by now */
-        if (w->state)
-            fr_seg_unlink_name(w->state);
+    if (c && c->seg) {
+        if (c->lazy) {
+            rescan(w, c);
+        } else { /* every producer attached before the collective */
+            for (int s = 0; s < c->n; s++) {
+                int ok = fr_ring_has_producer(&c->peers[s].rx);
+                if (ok < 0)
+                    fr_fatal("rank %d: packet ring %d holds another format", w->rank, s);
+                if (ok)
+                    c->on[c->non++] = s;
+            }
+        }
+        /* Named backend: everyone has opened them by now, unless they attach on first use (the
+         * names then go with the segments). */
+        if (!c->lazy) {
+            fr_seg_unlink_name(c->seg);
+            if (w->state)
+                fr_seg_unlink_name(w->state);
+        }
     }
     if (rc == MPI_SUCCESS && failed)
         rc = fr_errorf(FR_ERR_SHM, "FLEXRMA_TRANSPORT=shm: %d member(s) of the window cannot "
@@ -290,6 +456,8 @@ void fr_chan_destroy(fr_win *w)
     if (c->seg)
         fr_seg_free(c->seg);
     free(c->peers);
+    free(c->known);
+    free(c->on);
     free(c);
     w->chan = NULL;
 }
@@ -322,6 +490,10 @@ static int shm_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
 {
     fr_chan_peer *cp = w->peers[target].chan;
     size_t done = 0;
+    /* flush and notify attached already and could report an error; a batch sent otherwise
+     * (none today) has no caller to report to. */
+    if (!cp->proc && fr_chan_attach(w, target) != MPI_SUCCESS)
+        fr_fatal("rank %d: %s", w->rank, fr_error_detail());
     w->st.batches_ring++; /* one batch, whether it goes in now or waits in the backlog */
     if (cp->backlog)
         backlog_drain(w, cp);
@@ -339,7 +511,21 @@ static int shm_deliver(fr_win *w, int target, unsigned char *buf, size_t len)
     return 1;
 }
 
-const fr_transport fr_tp_shm = {"shm", fr_batch_flush, fr_batch_notify, shm_deliver};
+/* First use of the ring: attach before building the batch, so that a failure is the caller's
+ * error. */
+static int shm_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_pkt *trail)
+{
+    int rc = fr_chan_attach(w, target);
+    return rc != MPI_SUCCESS ? rc : fr_batch_flush(w, target, q, lead, trail);
+}
+
+static int shm_notify(fr_win *w, int target, const fr_pkt *pkt)
+{
+    int rc = fr_chan_attach(w, target);
+    return rc != MPI_SUCCESS ? rc : fr_batch_notify(w, target, pkt);
+}
+
+const fr_transport fr_tp_shm = {"shm", shm_flush, shm_notify, shm_deliver};
 
 /* ---- receiving ---- */
 
@@ -350,12 +536,14 @@ int fr_chan_poll(fr_win *w)
         return 0;
     c->polling = 1;
     int events = 0;
-    for (int s = 0; s < c->n; s++) {
-        fr_chan_peer *cp = &c->peers[s];
-        if (c->nbacklog && cp->backlog)
-            events += backlog_drain(w, cp);
-        if (!cp->rx_on)
-            continue;
+    for (int s = 0; c->nbacklog && s < c->n; s++)
+        if (c->peers[s].backlog)
+            events += backlog_drain(w, &c->peers[s]);
+    /* acquire in rescan: a moved generation shows the bits set before it */
+    if (c->lazy && c->seg && AO_load(&((seg_head *)c->seg)->gen) != c->gen_seen)
+        rescan(w, c);
+    for (int k = 0; k < c->non; k++) {
+        fr_chan_peer *cp = &c->peers[c->on[k]];
         rx_ctx x = {w, cp->rank};
         int k = fr_ring_poll(&cp->rx, dispatch, &x);
         if (k < 0)

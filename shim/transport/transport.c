@@ -1,7 +1,8 @@
 /* transport.c - the one place where the transport of each target is chosen.
  *
- * Per target: itself (self), a node peer whose incoming ring this process could attach to (shm,
- * unless FLEXRMA_TRANSPORT=am, in which case fr_chan_create made no rings), anyone else (am).
+ * Per target: itself (self), a node peer whose incoming ring this process could attach to, or
+ * in a window that attaches on first use will attach to (shm, unless FLEXRMA_TRANSPORT=am, in
+ * which case fr_chan_create made no rings), anyone else (am).
  * A pair keeps its transport for the window's life: batches from one origin must arrive in
  * order, and a ring and a message would not keep it between them. */
 #include "transport.h"

@@ -55,14 +55,21 @@ int fr_batch_pack_now(fr_win *w, int target, const fr_op *op, int *rc);
 
 /* ---- the shared-memory channel (tp_shm.c) ---- */
 /* Collective over w->comm unless FLEXRMA_TRANSPORT=am: find the node peers, make this process's
- * incoming rings and attach to its outgoing ones in the peers' segments; peers[r].chan is set for
- * every node peer a ring reaches. Fails (FR_ERR_SHM) only with FLEXRMA_TRANSPORT=shm, when a node
+ * incoming rings and attach to its outgoing ones in the peers' segments (or, first-use
+ * attachment, only check what they published: fr_chan_attach); peers[r].chan is set for every
+ * node peer a ring reaches. Fails (FR_ERR_SHM) only with FLEXRMA_TRANSPORT=shm, when a node
  * peer cannot be reached; the window must then still call fr_chan_agree. */
 int fr_chan_create(fr_win *w);
 /* Collective like fr_chan_create, after fr_transport_select: every member fails if one failed
  * (rc is this member's result), and learns whether anyone sends it batches as messages
  * (w->am_rx). Returns the window's result. */
 int fr_chan_agree(fr_win *w, int rc);
+/* Is w attaching to node peers on first use (tp_shm.c: the node agreed at creation)? */
+int fr_chan_lazy(const fr_win *w);
+/* Make sure this process is attached to node peer r's ring and shared state block, if r is
+ * reached through a ring (a no-op otherwise, and once attached). FR_ERR_SHM when the mapping
+ * fails (resources: r keeps its ring, and the next use tries again). */
+int fr_chan_attach(fr_win *w, int r);
 /* Release the rings and the mapped segments (MPI_Win_free, or a creation that failed). */
 void fr_chan_destroy(fr_win *w);
 /* Progress (a poller, progress.h): move batches waiting for ring space, and dispatch every batch
