@@ -164,11 +164,15 @@ static void lock_ends(const char *kind, unsigned char *m, MPI_Win win)
     MPI_Win_unlock(right(), win);
     ok(!p->mapped || copied == 1, "%s: an 8-byte put in a lock epoch into the pages mapped here "
                                   "is copied at once", kind);
+    /* Their unlocks have returned; a lock of my own window makes the puts visible to my loads
+     * (they may have been applied by my progress agent, .async). */
     MPI_Barrier(MPI_COMM_WORLD);
     int landed = 1;
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
     for (int e = 0; e < 2; e++)
         for (int i = 0; i < 16; i++)
             landed &= m[mine[e] + i] == (unsigned char)(0x5a ^ left());
+    MPI_Win_unlock(rank, win);
     ok(landed, "%s: 16-byte puts across the ends of the mapped pages land whole", kind);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, win);
@@ -177,9 +181,11 @@ static void lock_ends(const char *kind, unsigned char *m, MPI_Win win)
     MPI_Win_unlock(right(), win);
     MPI_Barrier(MPI_COMM_WORLD);
     int restored = 1;
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
     for (size_t i = 0; i < WIN_BYTES; i++)
         restored &= (i >= spots[1] && i < spots[1] + 8) || i < 8 || i >= WIN_BYTES - 8 ||
                     m[i] == byte_of(rank, i);
+    MPI_Win_unlock(rank, win);
     ok(restored, "%s: the window's pattern is back", kind);
 }
 
