@@ -25,12 +25,13 @@ void fr_rma_count(fr_win *w, const fr_op *op);
 
 /* ---- the short path ----
  * A put, a get or a one-element accumulate to a node peer whose window this process maps (whole,
- * or the part an adoption moved: its whole pages), in my lock epoch on it, is a copy or an atomic and nothing else; the full path above (an
- * fr_op described and checked, its epoch found, fr_rma_issue, fr_direct_try) costs several
- * times the copy at 8 bytes. So those calls first try a short path: the few tests that decide
- * such a call exactly as the full path would (its checks passing, fr_direct_try copying), then
- * the copy. When any test fails, the call takes the full path from its start, which raises
- * every error: the short path never decides an error itself. */
+ * or the part an adoption moved: its whole pages), in my lock epoch on it, is a copy or an
+ * atomic and nothing else; the full path above (an fr_op described and checked, its epoch found,
+ * fr_rma_issue, fr_direct_try) costs several times the copy at 8 bytes. So those calls first
+ * try a short path: the few tests that decide such a call exactly as the full path would (its
+ * checks passing, fr_direct_try copying), then the copy. When any test fails, the call takes
+ * the full path from its start, which raises every error: the short path never decides an error
+ * itself. */
 
 /* The target's member entry if an operation of `kind` to it would be copied at once as far as
  * the epoch and the queues say: target is a node peer whose window is mapped here whole

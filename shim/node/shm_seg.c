@@ -334,7 +334,6 @@ void fr_mem_prefault(void *addr, size_t len)
 typedef int (*run_fn)(char *from, size_t n, void *arg);
 
 /* Program memory [at, at + bytes): the pages /proc/self/pagemap shows resident or swapped. */
-
 static int private_runs(char *at, size_t bytes, run_fn fn, void *arg)
 {
     enum { BATCH = 512 };

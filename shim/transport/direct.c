@@ -234,6 +234,17 @@ int fr_direct_setup(fr_win *w)
     return MPI_SUCCESS;
 }
 
+/* Peer r's whole window lies at `at` here, in memory every member maps (MPI_Win_allocate_shared):
+ * copies go there (not d->win_serial: the mapping is the window's, not ours). */
+static void map_shared(fr_win *w, int r, dpeer *d, char *at)
+{
+    d->win = at;
+    d->map_lo = 0;
+    d->map_hi = w->peers[r].size;
+    d->mode = D_MAP;
+    set_mapped(&w->peers[r], d);
+}
+
 void fr_direct_adopt_mapped(fr_win *w, char *const *addr)
 {
     if (!w->direct)
@@ -244,13 +255,8 @@ void fr_direct_adopt_mapped(fr_win *w, char *const *addr)
             d->shared_at = addr[r]; /* applied when it is mapped */
             continue;
         }
-        if (r != w->rank && d->state && addr[r]) {
-            d->win = addr[r]; /* not d->win_serial: the mapping is the window's, not ours */
-            d->map_lo = 0;
-            d->map_hi = w->peers[r].size;
-            d->mode = D_MAP;
-            set_mapped(&w->peers[r], d);
-        }
+        if (r != w->rank && d->state && addr[r])
+            map_shared(w, r, d, addr[r]);
     }
 }
 
@@ -316,13 +322,8 @@ static void attach_peer(fr_win *w, int r, dpeer *d)
     d->info = NULL;
     map_peer(w, r, in);
     free(in);
-    if (d->state && d->shared_at) { /* as fr_direct_adopt_mapped */
-        d->win = d->shared_at;
-        d->map_lo = 0;
-        d->map_hi = w->peers[r].size;
-        d->mode = D_MAP;
-        set_mapped(&w->peers[r], d);
-    }
+    if (d->state && d->shared_at)
+        map_shared(w, r, d, d->shared_at);
 }
 
 static dpeer *peer_of(fr_win *w, int target)

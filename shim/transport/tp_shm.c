@@ -542,8 +542,8 @@ int fr_chan_poll(fr_win *w)
     /* acquire in rescan: a moved generation shows the bits set before it */
     if (c->lazy && c->seg && AO_load(&((seg_head *)c->seg)->gen) != c->gen_seen)
         rescan(w, c);
-    for (int k = 0; k < c->non; k++) {
-        fr_chan_peer *cp = &c->peers[c->on[k]];
+    for (int i = 0; i < c->non; i++) {
+        fr_chan_peer *cp = &c->peers[c->on[i]];
         rx_ctx x = {w, cp->rank};
         int k = fr_ring_poll(&cp->rx, dispatch, &x);
         if (k < 0)

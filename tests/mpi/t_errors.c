@@ -252,7 +252,8 @@ static void comm_errors(void)
      * MPICH refuses it. */
     rc = MPI_Win_create(NULL, sizeof buf, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 #ifdef OPEN_MPI
-    ok(rc == MPI_SUCCESS, "MPI_Win_create with a NULL base and 16 bytes: created, as Open MPI does");
+    ok(rc == MPI_SUCCESS,
+       "MPI_Win_create with a NULL base and 16 bytes: created, as Open MPI does");
     if (rc == MPI_SUCCESS) {
         MPI_Win_fence(0, win);
         MPI_Win_fence(0, win);
