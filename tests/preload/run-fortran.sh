@@ -10,6 +10,8 @@ np=3
 preload=$lib
 asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
 [ -n "$asan" ] && preload=$asan:$lib
+# What the test runs with already (the ASan build's tests/keep_modules.c) stays, after it.
+preload=$preload${LD_PRELOAD:+:$LD_PRELOAD}
 # shellcheck source=../launch.sh
 . "$(dirname "$0")/../launch.sh"
 out=$(launch $np LD_PRELOAD="$preload" FLEXRMA_STATS=1 -- "$prog" 2>&1)

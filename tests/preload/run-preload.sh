@@ -28,6 +28,8 @@ tag=$(basename "$prog")
 preload=$lib
 asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
 [ -n "$asan" ] && preload=$asan:$lib
+# What the test runs with already (the ASan build's tests/keep_modules.c) stays, after it.
+preload=$preload${LD_PRELOAD:+:$LD_PRELOAD}
 # shellcheck source=../launch.sh
 . "$(dirname "$0")/../launch.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-preload.XXXXXX") || exit 2
