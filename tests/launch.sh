@@ -9,12 +9,20 @@
 #   MPICH's Hydra:      -n NP -bind-to none -genv NAME VALUE   (it oversubscribes anyway)
 # launcher_kind prints which one $mpiexec is: openmpi or hydra. With $launch_via set (a command,
 # such as flexrma-run), the launcher runs under it: "$launch_via" "$mpiexec" ...
+# preload_of LIB prints the LD_PRELOAD that brings libflexrma LIB into a program built without it.
 # shellcheck shell=sh
 
 launcher_kind() {
     if "$mpiexec" --version 2>&1 | grep -q HYDRA; then echo hydra; else echo openmpi; fi
 }
 LAUNCHER=${LAUNCHER:-$(launcher_kind)}
+
+# A sanitizer build of the library needs its ASan runtime loaded before everything else; what the
+# test runs with already (the ASan build's tests/keep_modules.c) stays, after the library.
+preload_of() {
+    _asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
+    echo "${_asan:+$_asan:}$1${LD_PRELOAD:+:$LD_PRELOAD}"
+}
 
 launch() {
     _np=$1

@@ -6,14 +6,9 @@
 set -u
 mpiexec=$1 lib=$2 prog=$3
 np=3
-# A sanitizer build of the library needs its runtime loaded first.
-preload=$lib
-asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
-[ -n "$asan" ] && preload=$asan:$lib
-# What the test runs with already (the ASan build's tests/keep_modules.c) stays, after it.
-preload=$preload${LD_PRELOAD:+:$LD_PRELOAD}
 # shellcheck source=../launch.sh
 . "$(dirname "$0")/../launch.sh"
+preload=$(preload_of "$lib")
 out=$(launch $np LD_PRELOAD="$preload" FLEXRMA_STATS=1 -- "$prog" 2>&1)
 rc=$?
 printf '%s\n' "$out"

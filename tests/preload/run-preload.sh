@@ -24,14 +24,9 @@ mpiexec=$1 lib=$2 prog=$3 np=3
 stats=${4:-puts gets accs bytes fence pscw lock}
 flavors=${5:-}
 tag=$(basename "$prog")
-# A sanitizer build of flexrma needs its ASan runtime loaded before everything else.
-preload=$lib
-asan=$(ldd "$lib" 2>/dev/null | awk '/libasan/ { print $3 }')
-[ -n "$asan" ] && preload=$asan:$lib
-# What the test runs with already (the ASan build's tests/keep_modules.c) stays, after it.
-preload=$preload${LD_PRELOAD:+:$LD_PRELOAD}
 # shellcheck source=../launch.sh
 . "$(dirname "$0")/../launch.sh"
+preload=$(preload_of "$lib")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-preload.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 143' TERM # the watchdog's (tests/watchdog): no next run, and the EXIT trap
@@ -125,7 +120,7 @@ if [ -n "$flavors" ]; then
     # it uses Open MPI 4.1.4's osc ucx (not with --mca pml ob1 added, nor in the disabled run;
     # cause not found). The window here is the MPI library's, so the leak check is left out.
     noleak=
-    [ -z "$asan" ] || noleak="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
+    case $preload in *libasan*) noleak="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0" ;; esac
     # shellcheck disable=SC2086
     run native-flavors LD_PRELOAD="$preload" FLEXRMA_NATIVE_FLAVORS="$flavors" \
         FLEXRMA_STATS=1 $noleak $native_osc
