@@ -23,6 +23,10 @@ struct fr_win;
 typedef int (*fr_poller)(struct fr_win *w);
 /* Add a poller to every pass, after those added before (once, at MPI_Init). */
 void fr_progress_add_poller(fr_poller poll);
+/* Every FR_ENTRY_POLL_EVERY-th window call (entry.h): a pass, if none ran since the two previous
+ * such calls. Engine lock held. */
+void fr_entry_poll(void);
+extern unsigned fr_entry_passes; /* the passes fr_entry_poll ran */
 /* Wait, serving the progress engine, until cond(arg) is true. */
 void fr_wait_until(int (*cond)(void *), void *arg);
 /* Is there anything for the engine to do at all (live windows or pending requests)? */
