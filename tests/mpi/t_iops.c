@@ -250,6 +250,23 @@ static void token_exchange(int tag)
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+/* Under ThreadSanitizer only, with the progress agent: order the agent's writes into my window
+ * before this thread's plain loads. The agent copied the left neighbour's data, and this thread
+ * learns of it from a message that went through another process and through Open MPI, neither of
+ * which TSan sees, so it would report the load as racing with the copy. MPI_Win_sync takes the
+ * engine lock the agent copied under. Nowhere else: the call also runs a progress pass, which
+ * would apply a put that arrived late and hide the very failure these tests look for. */
+static void tsan_see_agent_writes(MPI_Win win)
+{
+#if defined(__SANITIZE_THREAD__)
+    const char *agent = getenv("FLEXRMA_ASYNC_PROGRESS");
+    if (agent && *agent && strcmp(agent, "0") != 0) /* as flexrma reads it */
+        MPI_Win_sync(win);
+#else
+    (void)win;
+#endif
+}
+
 /* An MPI_Iput of n ints into the right neighbour's rcw inside an epoch of the given kind,
  * MPI_Wait on it, then the token; the left neighbour's data must be in my window when its token
  * arrives. Only after everybody has looked does anybody close the epoch (whose closing call
@@ -265,6 +282,7 @@ static void remote_iput(int kind, int n)
     KEEP_RC(rc, MPI_Iput(src, n, MPI_INT, t, 0, n, MPI_INT, rcw.win, &req));
     KEEP_RC(rc, MPI_Wait(&req, &st));
     token_exchange(TAG_TOKEN);
+    tsan_see_agent_writes(rcw.win);
     int there = is_pat(rcw.buf, n, o, e); /* a plain load, nothing called in between */
     token_exchange(TAG_CHECKED);
     KEEP_RC(rc, close_epoch(kind, rcw.win, &t, 1, 1));
@@ -307,6 +325,7 @@ static void remote_iput_signal(int n)
     KEEP_RC(rc, MPI_Wait(&req, &st));
     int empty = status_empty(&st, "MPIX_Iput_signal");
     token_exchange(TAG_TOKEN);
+    tsan_see_agent_writes(rcw.win);
     int there = is_pat(rcw.buf, n, o, e);
     long long bumps = sync_value(rctr[rank], rcw.win);
     ok(rc_ok(rc, "MPIX_Iput_signal round") && empty && there,
