@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(sizeof(uint64_t) < sizeof(fr_pkt), "a length message must not look like a batch");
+_Static_assert(sizeof(uint64_t) < FR_PKT_WIRE_MIN, "a length message must not look like a batch");
 
 struct fr_inbox {
     MPI_Request req;  /* a persistent receive: starting it costs less than a new MPI_Irecv */

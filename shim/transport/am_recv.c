@@ -145,9 +145,8 @@ static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, c
     fr_pending_add(req, xfer_done, x);
 }
 
-static void run_op(fr_win *w, int src, const fr_pkt *p)
+static void run_op(fr_win *w, int src, const fr_pkt *p, const unsigned char *desc)
 {
-    const unsigned char *desc = (const unsigned char *)(p + 1);
     const unsigned char *data = desc + fr_pkt_align(p->desc_len);
     fr_epoch epoch = (fr_epoch)p->epoch;
     if ((p->flags & FR_PKTF_TYPEDESC) &&
@@ -222,12 +221,14 @@ static int is_acc(const fr_pkt *p)
     return p->type == FR_PKT_ACC || p->type == FR_PKT_GACC || p->type == FR_PKT_CAS;
 }
 
-static void hold(fr_peer *peer, const fr_pkt *p, size_t size)
+/* Keep p as the struct it was decoded into, its body behind it. */
+static void hold(fr_peer *peer, const fr_pkt *p, const unsigned char *body, size_t body_len)
 {
-    fr_held *h = fr_xmalloc(sizeof *h + size);
+    fr_held *h = fr_xmalloc(sizeof *h + sizeof *p + body_len);
     h->next = NULL;
-    h->len = size;
-    memcpy(h->bytes, p, size);
+    h->len = sizeof *p + body_len;
+    memcpy(h->bytes, p, sizeof *p);
+    memcpy(h->bytes + sizeof *p, body, body_len);
     *peer->held_tail = h;
     peer->held_tail = &h->next;
 }
@@ -258,14 +259,14 @@ static int may_run(const fr_win *w, int src, const fr_pkt *p)
 }
 
 /* Run p, which may run now (or is a reply, or reads no epoch's memory). */
-static void run_now(fr_win *w, int src, const fr_pkt *p)
+static void run_now(fr_win *w, int src, const fr_pkt *p, const unsigned char *body)
 {
     if (p->type == FR_PKT_REGIONS_READ)
         fr_regions_answer(w, src, p);
     else if (is_op(p))
-        run_op(w, src, p);
+        run_op(w, src, p, body);
     else if (p->type == FR_PKT_TYPE_DROP) {
-        const uint64_t *ids = (const uint64_t *)(p + 1);
+        const uint64_t *ids = (const uint64_t *)(const void *)body;
         for (uint64_t i = 0; i < p->arg && i * sizeof(uint64_t) < p->desc_len; i++)
             fr_am_rxtype_drop(w, src, ids[i]);
     } else {
@@ -273,31 +274,33 @@ static void run_now(fr_win *w, int src, const fr_pkt *p)
     }
 }
 
-static void run_packet(fr_win *w, int src, const fr_pkt *p, size_t size)
+static void run_packet(fr_win *w, int src, const fr_pkt *p, const unsigned char *body,
+                       size_t body_len)
 {
     fr_peer *peer = &w->peers[src];
     /* A read of the region table reads nothing an epoch protects: never held. */
     if (p->type != FR_PKT_REGIONS_READ && !fr_pkt_is_reply(p) &&
         (peer->held || !may_run(w, src, p))) {
-        hold(peer, p, size);
+        hold(peer, p, body, body_len);
         w->st.held++;
         return;
     }
-    run_now(w, src, p);
+    run_now(w, src, p, body);
 }
 
 void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len)
 {
     size_t off = 0;
     while (off < len) {
-        const fr_pkt *p = (const fr_pkt *)(buf + off);
-        /* Bound each length first so fr_pkt_size() cannot overflow. */
-        if (len - off < sizeof *p || p->desc_len > len ||
-            ((p->flags & FR_PKTF_INLINE) && p->data_len > len) || fr_pkt_size(p) > len - off)
+        fr_pkt p;
+        size_t head = fr_pkt_decode(buf + off, len - off, &p);
+        /* Bound each length first so fr_pkt_body_len() cannot overflow. */
+        if (!head || p.desc_len > len || ((p.flags & FR_PKTF_INLINE) && p.data_len > len) ||
+            fr_pkt_body_len(&p) > len - off - head)
             fr_fatal("malformed batch of %zu bytes from rank %d at offset %zu", len, src, off);
-        size_t size = (size_t)fr_pkt_size(p);
-        run_packet(w, src, p, size);
-        off += size;
+        size_t body_len = (size_t)fr_pkt_body_len(&p);
+        run_packet(w, src, &p, buf + off + head, body_len);
+        off += head + body_len;
     }
 }
 
@@ -314,7 +317,7 @@ void fr_am_replay_held(fr_win *w, int src)
         peer->held = h->next;
         if (!peer->held)
             peer->held_tail = &peer->held;
-        run_now(w, src, (const fr_pkt *)h->bytes);
+        run_now(w, src, (const fr_pkt *)h->bytes, h->bytes + sizeof(fr_pkt));
         free(h);
     }
 }

@@ -127,14 +127,11 @@ static void batch_send(fr_win *w, int target, fr_batch *b)
         batch_recycle(b);
 }
 
-/* Room at the end of b for a packet with desc_len bytes of description and inline_len of data;
- * returns where its header goes. Operation packets are written there in place, not built on
- * the stack and copied. */
-static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
-                          uint64_t inline_len)
+/* Append packet h's header to b, with room behind it for its description and inline data;
+ * returns where those go. */
+static unsigned char *batch_put(fr_win *w, int target, fr_batch *b, const fr_pkt *h)
 {
-    size_t need =
-        sizeof(fr_pkt) + (size_t)fr_pkt_align(desc_len) + (size_t)fr_pkt_align(inline_len);
+    size_t body = (size_t)fr_pkt_body_len(h), need = FR_PKT_WIRE_MAX + body;
     if (b->len > 0 && b->len + need > FR_BATCH_MAX)
         batch_send(w, target, b);
     if (b->len + need > b->cap) {
@@ -144,18 +141,18 @@ static fr_pkt *batch_room(fr_win *w, int target, fr_batch *b, uint64_t desc_len,
         b->buf = fr_xrealloc(b->buf, cap);
         b->cap = cap;
     }
-    fr_pkt *h = (fr_pkt *)(b->buf + b->len);
-    b->len += need;
-    return h;
+    unsigned char *at = b->buf + b->len;
+    at += fr_pkt_encode(h, at);
+    b->len = (size_t)(at - b->buf) + body;
+    return at;
 }
 
 /* Append a synchronization packet (and the description it carries, if any). */
 static void batch_add(fr_win *w, int target, fr_batch *b, const fr_pkt *h, const void *desc)
 {
-    fr_pkt *at = batch_room(w, target, b, h->desc_len, fr_pkt_inline_len(h));
-    *at = *h;
-    if (h->desc_len)
-        memcpy(at + 1, desc, h->desc_len);
+    unsigned char *body = batch_put(w, target, b, h);
+    if (desc && h->desc_len)
+        memcpy(body, desc, h->desc_len);
 }
 
 /* Data messages between two processes flow both ways with tags chosen by different counters:
@@ -224,24 +221,24 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
         track(w, t, req, dt, NULL, op->req);
     }
     uint64_t desc_len = with_desc ? td->wire_len : 0, inl = inline_len(op);
-    fr_pkt *h = batch_room(w, t, b, desc_len, inl);
-    *h = (fr_pkt){.type = pkt_of_kind[op->kind],
-                  .epoch = (uint8_t)op->epoch,
-                  .flags = (uint8_t)((inl ? FR_PKTF_INLINE : 0) |
-                                     (with_desc ? FR_PKTF_TYPEDESC : 0)),
-                  .op = op->op_index,
-                  .count = op->target_count,
-                  .data_tag = data_tag,
-                  .disp = op->target_disp,
-                  .dtype = td->id,
-                  .seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0,
-                  .desc_len = desc_len,
-                  .data_len = (uint64_t)op->bytes};
+    fr_pkt h = {.type = pkt_of_kind[op->kind],
+               .epoch = (uint8_t)op->epoch,
+               .flags = (uint8_t)((inl ? FR_PKTF_INLINE : 0) |
+                                  (with_desc ? FR_PKTF_TYPEDESC : 0)),
+               .op = op->op_index,
+               .count = op->target_count,
+               .data_tag = data_tag,
+               .disp = op->target_disp,
+               .dtype = td->id,
+               .seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0,
+               .desc_len = desc_len,
+               .data_len = (uint64_t)op->bytes};
+    unsigned char *body = batch_put(w, t, b, &h);
     if (with_desc)
-        memcpy(h + 1, td->wire, desc_len);
+        memcpy(body, td->wire, desc_len);
     if (!inl)
         return MPI_SUCCESS;
-    unsigned char *data = (unsigned char *)(h + 1) + fr_pkt_align(desc_len);
+    unsigned char *data = body + fr_pkt_align(desc_len);
     if (op->origin_dt->contiguous) /* op->bytes was checked against it at issue */
         memcpy(data, op->origin_addr, (size_t)op->bytes);
     else
