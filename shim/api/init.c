@@ -6,6 +6,7 @@
  * flexrma does nothing at load time: a process that inherits LD_PRELOAD without calling MPI_Init
  * (mpirun itself) is unaffected. */
 #include "core/fr.h"
+#include "core/idle.h"
 #include "core/next.h"
 #include "dtype/dtype.h"
 #include "node/shm_map.h"
@@ -42,6 +43,7 @@ static int start_engine(void)
     FR_CHECK_MPI(PMPI_Comm_dup(MPI_COMM_SELF, &fr_comm_self));
     FR_CHECK_MPI(PMPI_Comm_set_errhandler(fr_comm_self, MPI_ERRORS_RETURN));
     fr_errors_register();
+    fr_idle_setup();
     wire_layers();
     fr_counters_init();
     if (fr_opt.transport != FR_TRANSPORT_AM)

@@ -10,13 +10,21 @@
 /* Between polls that found nothing: spin briefly, then yield the core, so more ranks than cores
  * still make progress. fr_idle holds one wait's run of idle polls; every wait (fr_wait_until()
  * in progress.h, the request and point-to-point hooks) spins FLEXRMA_SPIN_POLLS idle polls, then at
- * least FR_SPIN_MIN_NS more, before its first yield. */
+ * least FR_SPIN_MIN_NS more (none on an oversubscribed node, but for `app` waits), before its
+ * first yield. */
 typedef struct fr_idle {
     unsigned polls;   /* idle polls in a row */
     uint64_t since;   /* when the FLEXRMA_SPIN_POLLS-th of them was, in ns */
     uint64_t idle_ns; /* how long ago that was, as of the last fr_idle_yield_due() */
     unsigned turns;   /* a hooked wait's turns (progress/pt2pt_hooks.c: when it passes) */
+    int app;          /* it waits for the application's own messages alone: keeps the time
+                         floor even on an oversubscribed node (idle.c says why) */
 } fr_idle;
+/* Does this node run more ranks than it has cores (the launcher's local rank count against the
+ * cores this process may use)? */
+int fr_node_oversubscribed(void);
+/* At MPI_Init: drop the spin's time floor when the node is oversubscribed (idle.c). */
+void fr_idle_setup(void);
 /* The monotonic clock, in ns. */
 uint64_t fr_now_ns(void);
 /* A poll found something: spin afresh. */

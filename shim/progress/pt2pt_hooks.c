@@ -46,7 +46,7 @@ fr_idle fr_hook_start(int ours)
     /* Read without the engine lock, as fr_hooks_on does: a count another thread is changing
      * may be seen either way, and the first pass then comes a few turns earlier or later. */
     int defer = !ours && fr_pending_count() == 0 && !fr_req_any();
-    return (fr_idle){.turns = defer ? 0 : FR_HOOK_FIRST_PASS};
+    return (fr_idle){.turns = defer ? 0 : FR_HOOK_FIRST_PASS, .app = !ours};
 }
 
 void fr_hook_turn(fr_idle *idle)
