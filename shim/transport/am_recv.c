@@ -288,12 +288,12 @@ static void run_packet(fr_win *w, int src, const fr_pkt *p, const unsigned char 
     run_now(w, src, p, body);
 }
 
-void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len)
+void fr_am_dispatch(fr_win *w, int src, fr_pkt_form form, const unsigned char *buf, size_t len)
 {
     size_t off = 0;
     while (off < len) {
         fr_pkt p;
-        size_t head = fr_pkt_decode(buf + off, len - off, &p);
+        size_t head = fr_pkt_decode(form, buf + off, len - off, &p);
         /* Bound each length first so fr_pkt_body_len() cannot overflow. */
         if (!head || p.desc_len > len || ((p.flags & FR_PKTF_INLINE) && p.data_len > len) ||
             fr_pkt_body_len(&p) > len - off - head)

@@ -142,7 +142,8 @@ static unsigned char *batch_put(fr_win *w, int target, fr_batch *b, const fr_pkt
         b->cap = cap;
     }
     unsigned char *at = b->buf + b->len;
-    at += fr_pkt_encode(h, at);
+    fr_pkt_form form = w->peers[target].tp == &fr_tp_am ? FR_PKT_COMPACT : FR_PKT_STRUCT;
+    at += fr_pkt_encode(form, h, at);
     b->len = (size_t)(at - b->buf) + body;
     return at;
 }

@@ -6,10 +6,11 @@
  * and close the epoch (LOCK ... UNLOCK, ... COMPLETE). That is seed 002's grouping of RMA
  * requests and generalises seed 001's single-operation piggyback to any number of operations.
  *
- * A packet is its header (fr_pkt) encoded compactly (packet_wire.c: varints, 16 bytes for most
- * synchronization packets, 16-24 for a small put, against the struct's 64), then desc_len bytes
- * of target datatype description, then, when FR_PKTF_INLINE is set, data_len bytes of packed
- * data; all three start 8-byte aligned, so packed elements can be reduced in place. Why compact:
+ * A packet is its header (fr_pkt; in MPI messages encoded compactly, packet_wire.c: varints,
+ * 16 bytes for most synchronization packets, 16-24 for a small put, against the struct's 64,
+ * see fr_pkt_form), then desc_len bytes of target datatype description, then, when
+ * FR_PKTF_INLINE is set, data_len bytes of packed data; all three start 8-byte aligned, so
+ * packed elements can be reduced in place. Why compact:
  * a counter-synchronized step (an 8-byte put and its bump) was a 136-byte batch, past the size
  * where MPI libraries leave their shortest message path (MPICH 4.0's ch4:ucx: 0.8 us up to 80
  * bytes, 1.05 from 96); it is 40 to 48 now. Data larger than the eager limit travels in its own
@@ -105,12 +106,20 @@ static inline uint64_t fr_pkt_body_len(const fr_pkt *p)
     return fr_pkt_align(p->desc_len) + fr_pkt_align(fr_pkt_inline_len(p));
 }
 
-/* The encoded header: 4 bytes and 9 varints of 1 to 10 bytes, padded to a multiple of 8. */
-#define FR_PKT_WIRE_MIN 16
-#define FR_PKT_WIRE_MAX 96
+/* How a header travels. Compact in MPI messages, whose size decides the library's path for
+ * them; as the struct itself through a node's rings, where the bytes saved cost more to encode
+ * and decode than they save (a fence over a ring, 2 ranks: 0.80-0.83 us a step compact,
+ * 0.67-0.70 as the struct). The carrier of a pair is fixed for the window's life (tp_shm.c), so
+ * a batch is read in the form its producer wrote. */
+typedef enum fr_pkt_form {
+    FR_PKT_STRUCT,  /* the fr_pkt as it is in memory */
+    FR_PKT_COMPACT  /* four bytes, then 9 varints of 1 to 10 bytes, padded to a multiple of 8 */
+} fr_pkt_form;
+#define FR_PKT_WIRE_MIN 16 /* bytes of the shortest header, in either form */
+#define FR_PKT_WIRE_MAX 96 /* ... of the longest */
 /* Write h's header at out (room for FR_PKT_WIRE_MAX bytes); returns the bytes written. */
-size_t fr_pkt_encode(const fr_pkt *h, unsigned char *out);
+size_t fr_pkt_encode(fr_pkt_form form, const fr_pkt *h, unsigned char *out);
 /* Read a header from the avail bytes at in; returns its length, or 0 if they hold none. */
-size_t fr_pkt_decode(const unsigned char *in, size_t avail, fr_pkt *h);
+size_t fr_pkt_decode(fr_pkt_form form, const unsigned char *in, size_t avail, fr_pkt *h);
 
 #endif

@@ -1,10 +1,11 @@
-/* packet_wire.c - a packet header as it travels: compact (see packet.h).
+/* packet_wire.c - a packet header as it travels (fr_pkt_form, packet.h).
  *
- * The four one-byte fields as they are, then the nine wider ones in declaration order, each as
- * an unsigned LEB128 varint (7 bits a byte, low first, the top bit saying more follow); op,
- * count and disp zigzag-encoded first, so small negative values stay short. Zero padding up to
- * the next multiple of 8. A field of zero costs one byte: most of a packet's fields are zero
- * or small (a put's 8-byte datatype id is a table index, its displacement a few bytes). */
+ * Compact: the four one-byte fields as they are, then the nine wider ones in declaration order,
+ * each as an unsigned LEB128 varint (7 bits a byte, low first, the top bit saying more follow);
+ * op, count and disp zigzag-encoded first, so small negative values stay short. Zero padding up
+ * to the next multiple of 8. A field of zero costs one byte: most of a packet's fields are zero
+ * or small (a put's 8-byte datatype id is a table index, its displacement a few bytes).
+ * Struct: the fr_pkt's bytes. */
 #include "packet.h"
 
 #include <string.h>
@@ -38,7 +39,7 @@ static const unsigned char *get_varint(const unsigned char *in, const unsigned c
     return NULL;
 }
 
-size_t fr_pkt_encode(const fr_pkt *h, unsigned char *out)
+static size_t encode_compact(const fr_pkt *h, unsigned char *out)
 {
     unsigned char *p = out;
     *p++ = h->type;
@@ -59,7 +60,7 @@ size_t fr_pkt_encode(const fr_pkt *h, unsigned char *out)
     return padded;
 }
 
-size_t fr_pkt_decode(const unsigned char *in, size_t avail, fr_pkt *h)
+static size_t decode_compact(const unsigned char *in, size_t avail, fr_pkt *h)
 {
     const unsigned char *p = in, *end = in + avail;
     if (avail < FR_PKT_WIRE_MIN)
@@ -84,4 +85,26 @@ size_t fr_pkt_decode(const unsigned char *in, size_t avail, fr_pkt *h)
     h->data_len = v[8];
     size_t len = (size_t)fr_pkt_align((uint64_t)(p - in));
     return len <= avail ? len : 0;
+}
+
+_Static_assert(sizeof(fr_pkt) % 8 == 0 && sizeof(fr_pkt) >= FR_PKT_WIRE_MIN &&
+                   sizeof(fr_pkt) <= FR_PKT_WIRE_MAX,
+               "the struct form keeps the bounds and the body's alignment");
+
+size_t fr_pkt_encode(fr_pkt_form form, const fr_pkt *h, unsigned char *out)
+{
+    if (form == FR_PKT_COMPACT)
+        return encode_compact(h, out);
+    memcpy(out, h, sizeof *h);
+    return sizeof *h;
+}
+
+size_t fr_pkt_decode(fr_pkt_form form, const unsigned char *in, size_t avail, fr_pkt *h)
+{
+    if (form == FR_PKT_COMPACT)
+        return decode_compact(in, avail, h);
+    if (avail < sizeof *h)
+        return 0;
+    memcpy(h, in, sizeof *h);
+    return sizeof *h;
 }

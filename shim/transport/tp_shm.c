@@ -123,7 +123,7 @@ typedef struct rx_ctx {
 static void dispatch(void *arg, const unsigned char *msg, size_t len)
 {
     rx_ctx *x = arg;
-    fr_am_dispatch(x->w, x->src, msg, len);
+    fr_am_dispatch(x->w, x->src, FR_PKT_STRUCT, msg, len);
 }
 
 /* ---- creation ---- */

@@ -108,8 +108,8 @@ static inline int fr_pkt_is_reply(const fr_pkt *p)
 }
 
 /* ---- message transport internals shared by its files (am_*.c) ---- */
-/* Handle one batch that src sent me. */
-void fr_am_dispatch(fr_win *w, int src, const unsigned char *buf, size_t len);
+/* Handle one batch that src sent me, its headers in the form of its carrier (packet.h). */
+void fr_am_dispatch(fr_win *w, int src, fr_pkt_form form, const unsigned char *buf, size_t len);
 /* Run the packets held for src that may now run (a lock was granted, a post or fence entered). */
 void fr_am_replay_held(fr_win *w, int src);
 /* Receive and dispatch every batch waiting on w as a message; returns the number handled
