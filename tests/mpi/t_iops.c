@@ -283,7 +283,7 @@ static void remote_iput(int kind, int n)
     KEEP_RC(rc, MPI_Wait(&req, &st));
     token_exchange(TAG_TOKEN);
     tsan_see_agent_writes(rcw.win);
-    int there = is_pat(rcw.buf, n, o, e); /* a plain load, nothing called in between */
+    int there = is_pat(rcw.buf, n, o, e); /* a plain load; nothing called since, but under TSan */
     token_exchange(TAG_CHECKED);
     KEEP_RC(rc, close_epoch(kind, rcw.win, &t, 1, 1));
     ok(rc_ok(rc, "MPI_Iput round") && there,
