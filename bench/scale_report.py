@@ -281,7 +281,7 @@ def main():
               "neighbour (2 on the ring, 4 on the grid); counter: a sync-ops request per "
               "neighbour, the puts, a sync-object request. batches: packet batches written "
               "into node peers' rings or sent as MPI messages; atomics: atomic updates of node "
-              "peers' lock and PSCW words, and counter bumps; copies: puts copied straight into "
+              "peers' lock, PSCW and fence words, and counter bumps; copies: puts copied straight into "
               "a peer's window (no message); collectives: collective calls (the reduce-scatter "
               "fence, whose messages are the MPI library's).")
     md.append("")

@@ -436,7 +436,7 @@ static int rebuild(fr_win *w, MPI_Comm comm, const member *members, uint64_t uid
     w->start_active = w->post_active = 0;
     w->nlocks = 0;
     w->fence = FR_FENCE_OFF;
-    w->fence_ops = w->fence_count = w->fence_opened = 0;
+    w->fence_ops = w->fence_count = w->fence_opened = w->fence_closes = 0;
     w->fence_expected = w->fence_done = 0;
     w->lk_mode = w->lk_holders = 0;
     w->lk_head = w->lk_len = 0;

@@ -1,14 +1,14 @@
 /* direct.c - single-copy access to node peers' windows (see direct.h for when and why).
  *
  * Memory ordering. The owner writes fence_passed and posted[]; a peer writes only its own
- * completed[] slot (the lock word and the accumulate stripes are shared atomics, shm_lock.h and
- * acc_shared.c).
+ * completed[] and fence slots (the lock word and the accumulate stripes are shared atomics,
+ * shm_lock.h and acc_shared.c).
  *   owner:  local stores into its window, then store fence_passed / posted[r] with release
  *           -> an origin that loads the new value with acquire sees those stores, so its get
  *              reads them and its put lands after them;
  *   origin: copy into the target's window, then publish the closing packet in the ring (release,
- *           shm_ring.c) or store completed[me] with release -> the target that has run the
- *           packet, or loaded completed[me] with acquire, sees the data.
+ *           shm_ring.c) or store completed[me] or a fence slot's `closed` with release -> the
+ *           target that has run the packet, or loaded that word with acquire, sees the data.
  * A cross-memory-attach copy is a system call, which orders the same way.
  * Dynamic windows: the owner stores region_gen[slot] at attach and clears it at detach with
  * full barriers; an origin loads it with acquire just before each copy into the region. */
@@ -49,12 +49,28 @@ typedef struct dstate {
     AO_t posted[];          /* by origin window rank: exposure epochs posted to it, cumulative;
                                then, from posted + size, completed: by origin window rank, its
                                access epochs to this member that it closed without a COMPLETE
-                               packet (fr_direct_complete), counted as MPI_Win_start counts them */
+                               packet (fr_direct_complete), counted as MPI_Win_start counts them;
+                               then, from posted + 2 * size, fence slots: by origin window rank,
+                               two fence_slot (fr_direct_fence_close) */
 } dstate;
+
+/* Where an origin closes a fence epoch to this member instead of a FENCE_DONE packet. Two per
+ * origin, used by turns (the parity of the closing fence's number): an origin writes a slot
+ * again only two closing fences later, by when this member has read it (the fence between
+ * waits for this member to have completed this one). */
+typedef struct fence_slot {
+    AO_t upto;              /* the FENCE_DONE's count: the origin's operations sent here */
+    AO_t closed;            /* the closing fence's number (fr_win.fence_closes), stored last */
+} fence_slot;
 
 static volatile AO_t *completed_of(dstate *s, int size, int origin)
 {
     return &s->posted[size + origin];
+}
+
+static volatile fence_slot *fence_slot_of(dstate *s, int size, int origin, uint64_t closes)
+{
+    return (volatile fence_slot *)(void *)&s->posted[2 * size + 4 * origin + 2 * (closes & 1)];
 }
 
 /* D_DYN: a dynamic window's peer, its state page mapped; its attached regions that lie in its
@@ -107,7 +123,10 @@ typedef struct fr_direct {
 
 /* ---- creation ---- */
 
-static size_t state_bytes(int size) { return sizeof(dstate) + 2 * (size_t)size * sizeof(AO_t); }
+static size_t state_bytes(int size)
+{
+    return sizeof(dstate) + 2 * (size_t)size * sizeof(AO_t) + 2 * (size_t)size * sizeof(fence_slot);
+}
 
 /* What the short path of an RMA call (api/rma_ops.h) needs to copy into d's window itself. */
 static void set_mapped(fr_peer *p, const dpeer *d)
@@ -349,6 +368,38 @@ int fr_direct_complete(fr_win *w, int target)
     AO_store_release(completed_of(d->state, w->size, w->rank), (AO_t)d->starts);
     w->st.closed_direct++;
     w->st.sync_atomics++;
+    return 1;
+}
+
+int fr_direct_mapped(const fr_win *w, int target)
+{
+    if (!w->direct || target == w->rank)
+        return 0;
+    const dpeer *d = &w->direct->peers[target];
+    return !d->info && d->mode != D_NONE && d->state;
+}
+
+void fr_direct_fence_close(fr_win *w, int target, uint64_t upto)
+{
+    dpeer *d = &w->direct->peers[target];
+    volatile fence_slot *slot = fence_slot_of(d->state, w->size, w->rank, w->fence_closes);
+    AO_store(&slot->upto, (AO_t)upto);
+    /* release: my copies into its window, the batches before in its ring, and upto come before
+     * it sees the fence closed */
+    AO_store_release(&slot->closed, (AO_t)w->fence_closes);
+    w->st.sync_atomics++;
+}
+
+int fr_direct_fence_closed(const fr_win *w, int origin, uint64_t *upto)
+{
+    dstate *s = w->direct ? w->direct->mine : NULL;
+    if (!s)
+        return 0;
+    volatile fence_slot *slot = fence_slot_of(s, w->size, origin, w->fence_closes);
+    /* acquire: the origin's copies and upto come before my reads */
+    if (AO_load_acquire(&slot->closed) != (AO_t)w->fence_closes)
+        return 0;
+    *upto = (uint64_t)slot->upto;
     return 1;
 }
 

@@ -89,6 +89,16 @@ int fr_direct_reached(fr_win *w, int target);
  * COMPLETE packet (fr_peer.close_ack): an unread one would close a later exposure epoch there.
  * Returns 1 if done. */
 int fr_direct_complete(fr_win *w, int target);
+/* Is target's window reached directly and mapped already (fr_direct_reached, without mapping
+ * a peer not used so far)? */
+int fr_direct_mapped(const fr_win *w, int target);
+/* A closing fence of the direct scheme, after target's operations were issued, target mapped:
+ * close my fence epoch to target in its state page instead of a FENCE_DONE packet, upto being
+ * what the packet would carry (the operations I sent it, which it waits to complete). */
+void fr_direct_fence_close(fr_win *w, int target, uint64_t upto);
+/* Target, in closing fence w->fence_closes: has origin closed it that way? Then *upto is what
+ * its FENCE_DONE would have said. */
+int fr_direct_fence_closed(const fr_win *w, int origin, uint64_t *upto);
 /* Target: has origin closed my current exposure epoch to it that way (its count of closed
  * access epochs has reached my count of posts to it)? Then every operation of that epoch is
  * in my window, and any PSCW packet of it arriving now belongs to my next exposure epoch. */

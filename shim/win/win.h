@@ -195,7 +195,8 @@ typedef struct fr_peer {
                                   earlier large one still in flight) */
     int post_open;             /* I posted to it and its COMPLETE has not arrived: its
                                   post/start/complete/wait packets may run */
-    uint64_t fence_seq;        /* number of the last fence it told me it closed (FENCE_DONE) */
+    uint64_t fence_seq;        /* number of the last fence it told me it closed by a FENCE_DONE
+                                  (or in my state page: fr_direct_fence_closed) */
     uint64_t fence_upto;       /* ... covering its operations up to this count */
     int complete_seen;         /* its COMPLETE for my current exposure epoch arrived */
     uint64_t complete_upto;    /* ... covering its operations up to this count */
@@ -233,7 +234,8 @@ typedef struct fr_win_stats {
     uint64_t batches_ring;     /* batches I wrote into node peers' packet rings (tp_shm.c) */
     uint64_t batches_msg;      /* batches I sent as MPI messages (am_send.c) */
     uint64_t sync_atomics;     /* atomic updates of node peers' synchronization words: lock
-                                  tickets and releases, PSCW closes (sync_lock.c, direct.c);
+                                  tickets and releases, PSCW and fence closes (sync_lock.c,
+                                  direct.c);
                                   counter bumps are bumps_shm */
     uint64_t collectives;      /* collective calls synchronization made (reduce-scatter fence) */
     uint64_t held;             /* packets set aside until their epoch opened here (am_recv.c):
@@ -295,6 +297,8 @@ typedef struct fr_win {
     uint64_t fence_ops;        /* operations issued in the current fence epoch */
     uint64_t fence_count;      /* MPI_Win_fence calls this process has entered */
     uint64_t fence_opened;     /* number of the fence that opened the current fence epoch */
+    uint64_t fence_closes;     /* of those, the ones that closed an epoch (no MPI_MODE_NOPRECEDE):
+                                  the same count on every member */
     int start_active;
     int *start_ranks, nstart, start_cap; /* the start group in window ranks; kept between epochs */
     int nlocks;                /* members I hold a lock epoch on */
@@ -453,7 +457,7 @@ static inline int fr_op_is_eager(const fr_op *op)
     return !fr_op_fetches(op) && (size_t)op->bytes <= fr_opt.eager_max;
 }
 
-/* Does w close fences with the direct scheme (one FENCE_DONE per pair) rather than by
+/* Does w close fences with the direct scheme (one close per pair) rather than by
  * reduce-scatter? Depends only on the window size, so every member agrees (sync_fence.c); the
  * single-copy path (direct.c) relies on the direct scheme. */
 static inline int fr_fence_is_direct(const fr_win *w)
