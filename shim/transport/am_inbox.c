@@ -50,7 +50,7 @@ static void arrived(fr_win *w, const unsigned char *buf, const MPI_Status *st)
     int len = 0;
     PMPI_Get_count(st, MPI_BYTE, &len);
     if (len != (int)sizeof(uint64_t)) {
-        fr_am_dispatch(w, st->MPI_SOURCE, FR_PKT_COMPACT, buf, (size_t)len);
+        fr_am_dispatch(w, st->MPI_SOURCE, fr_tp_am.form, buf, (size_t)len);
         return;
     }
     uint64_t big;
@@ -61,7 +61,7 @@ static void arrived(fr_win *w, const unsigned char *buf, const MPI_Status *st)
     unsigned char *body = fr_xmalloc((size_t)big);
     FR_CHECK_MPI(FR_NEXT(Recv)(body, (int)big, MPI_BYTE, st->MPI_SOURCE, FR_TAG_PKT_BIG, w->comm,
                            MPI_STATUS_IGNORE));
-    fr_am_dispatch(w, st->MPI_SOURCE, FR_PKT_COMPACT, body, (size_t)big);
+    fr_am_dispatch(w, st->MPI_SOURCE, fr_tp_am.form, body, (size_t)big);
     free(body);
 }
 

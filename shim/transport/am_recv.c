@@ -226,7 +226,6 @@ static void hold(fr_peer *peer, const fr_pkt *p, const unsigned char *body, size
 {
     fr_held *h = fr_xmalloc(sizeof *h + sizeof *p + body_len);
     h->next = NULL;
-    h->len = sizeof *p + body_len;
     memcpy(h->bytes, p, sizeof *p);
     memcpy(h->bytes + sizeof *p, body, body_len);
     *peer->held_tail = h;

@@ -142,8 +142,7 @@ static unsigned char *batch_put(fr_win *w, int target, fr_batch *b, const fr_pkt
         b->cap = cap;
     }
     unsigned char *at = b->buf + b->len;
-    fr_pkt_form form = w->peers[target].tp == &fr_tp_am ? FR_PKT_COMPACT : FR_PKT_STRUCT;
-    at += fr_pkt_encode(form, h, at);
+    at += fr_pkt_encode(w->peers[target].tp->form, h, at);
     b->len = (size_t)(at - b->buf) + body;
     return at;
 }
@@ -307,4 +306,4 @@ int fr_batch_notify(fr_win *w, int t, const fr_pkt *pkt)
     return MPI_SUCCESS;
 }
 
-const fr_transport fr_tp_am = {"am", fr_batch_flush, fr_batch_notify, am_deliver};
+const fr_transport fr_tp_am = {"am", fr_batch_flush, fr_batch_notify, am_deliver, FR_PKT_COMPACT};

@@ -109,8 +109,9 @@ static inline uint64_t fr_pkt_body_len(const fr_pkt *p)
 /* How a header travels. Compact in MPI messages, whose size decides the library's path for
  * them; as the struct itself through a node's rings, where the bytes saved cost more to encode
  * and decode than they save (a fence over a ring, 2 ranks: 0.80-0.83 us a step compact,
- * 0.67-0.70 as the struct). The carrier of a pair is fixed for the window's life (tp_shm.c), so
- * a batch is read in the form its producer wrote. */
+ * 0.67-0.70 as the struct). Each transport names its form (fr_transport.form), and the carrier
+ * of a pair is fixed for the window's life (tp_shm.c), so a batch is read in the form its
+ * producer wrote. */
 typedef enum fr_pkt_form {
     FR_PKT_STRUCT,  /* the fr_pkt as it is in memory */
     FR_PKT_COMPACT  /* four bytes, then 9 varints of 1 to 10 bytes, padded to a multiple of 8 */

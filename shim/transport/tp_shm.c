@@ -123,7 +123,7 @@ typedef struct rx_ctx {
 static void dispatch(void *arg, const unsigned char *msg, size_t len)
 {
     rx_ctx *x = arg;
-    fr_am_dispatch(x->w, x->src, FR_PKT_STRUCT, msg, len);
+    fr_am_dispatch(x->w, x->src, fr_tp_shm.form, msg, len);
 }
 
 /* ---- creation ---- */
@@ -525,7 +525,7 @@ static int shm_notify(fr_win *w, int target, const fr_pkt *pkt)
     return rc != MPI_SUCCESS ? rc : fr_batch_notify(w, target, pkt);
 }
 
-const fr_transport fr_tp_shm = {"shm", shm_flush, shm_notify, shm_deliver};
+const fr_transport fr_tp_shm = {"shm", shm_flush, shm_notify, shm_deliver, FR_PKT_STRUCT};
 
 /* ---- receiving ---- */
 

@@ -34,6 +34,10 @@ typedef struct fr_transport {
      * Returns 1 when it keeps buf (to free it once sent), 0 when buf is already free for the
      * caller's next batch (copied into a ring, or an eager send that completed). NULL for self. */
     int (*deliver)(fr_win *w, int target, unsigned char *buf, size_t len);
+    /* How packet headers are written in its batches, by the sender and for the receiver
+     * (packet.h): compact in MPI messages, where bytes cost time; the struct in a ring, where
+     * encoding and decoding cost more than the bytes save. */
+    fr_pkt_form form;
 } fr_transport;
 
 extern const fr_transport fr_tp_self;

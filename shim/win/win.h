@@ -91,10 +91,10 @@ typedef struct fr_batch {
     size_t len, cap;
 } fr_batch;
 
-/* A packet held at the target until the lock it belongs to is granted. */
+/* A packet held at the target until its epoch opens there or the lock it belongs to is granted
+ * (am_recv.c): the decoded header (an fr_pkt, transport/packet.h), its body right behind. */
 typedef struct fr_held {
     struct fr_held *next;
-    size_t len;
     unsigned char bytes[];
 } fr_held;
 
