@@ -10,9 +10,9 @@
  * freed; acc: accumulate elements it combined into a window that node peers map, with a
  * hardware atomic, and under a stripe lock, acc_shared.c; batches: the batches of packets it
  * wrote into node peers' rings and sent as MPI messages; sync atomics: its atomic updates of
- * node peers' lock words and their PSCW and fence close words; collectives: the collective calls its fences made
- * (reduce-scatter). The last three say what synchronization costs per epoch: bench/scale.c;
- * held: packets it set aside until their epoch opened, am_recv.c). */
+ * node peers' lock words and their PSCW and fence close words; collectives: the collective
+ * calls its fences made (reduce-scatter). The last three say what synchronization costs per
+ * epoch: bench/scale.c; held: packets it set aside until their epoch opened, am_recv.c). */
 #include "stats.h"
 #include "transport/transport.h"
 

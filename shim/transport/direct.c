@@ -125,7 +125,7 @@ typedef struct fr_direct {
 
 static size_t state_bytes(int size)
 {
-    return sizeof(dstate) + 2 * (size_t)size * sizeof(AO_t) + 2 * (size_t)size * sizeof(fence_slot);
+    return sizeof(dstate) + 2 * (size_t)size * (sizeof(AO_t) + sizeof(fence_slot));
 }
 
 /* What the short path of an RMA call (api/rma_ops.h) needs to copy into d's window itself. */
