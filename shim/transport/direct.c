@@ -756,7 +756,7 @@ void fr_direct_await(fr_win *w, int target, const fr_opq *q)
         return;
     for (size_t i = 0; i < q->n; i++) {
         const fr_op *op = &q->ops[i];
-        /* A closing fence waits for the target's FENCE_DONE anyway, which it sends only after
+        /* A closing fence waits for the target's close anyway, which it makes only after
          * passing the fence that opened the epoch: waiting for that costs nothing, and copies
          * instead of packets the target would hold until then (once ops travel, the two sides
          * of a fence exchange can stay out of step, each one's ops travelling in turn). A PSCW

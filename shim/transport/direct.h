@@ -25,8 +25,9 @@
  *  - fence: the number of the last fence it completed (an operation of the epoch before may
  *    still be landing while it waits in the fence, and a get must not overtake it); only with
  *    the direct fence scheme, where the target leaves its closing fence after every
- *    origin's FENCE_DONE, which the origin sends after its copies (the reduce-scatter scheme
- *    counts only operations that travel, so its windows keep the batch path);
+ *    origin's close (FENCE_DONE or a fence slot), which the origin makes after its copies
+ *    (the reduce-scatter scheme counts only operations that travel, so its windows keep the
+ *    batch path);
  *  - post/start/complete/wait: how many exposure epochs it has posted to each origin; the
  *    origin's k-th access epoch to it matches its k-th post (MPI matches them in order);
  *  - counter epochs (sync-ops requests, MPIX_Put_signal): always, the window being exposed to
