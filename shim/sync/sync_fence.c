@@ -63,12 +63,17 @@ static int issue_all(fr_win *w, int announce)
         fr_peer *p = &w->peers[t];
         if (t == w->rank || (!announce && p->q.n == 0))
             continue;
-        int close_here = announce && fr_direct_mapped(w, t);
-        fr_pkt done = {.type = FR_PKT_FENCE_DONE, .seq = w->fence_count};
-        /* (with nothing queued, a flush still sends what was packed for t earlier) */
-        int trc = p->tp->flush(w, t, &p->q, NULL, announce && !close_here ? &done : NULL);
-        if (close_here) /* after the flush: ops_sent counts what it sent */
+        int trc = MPI_SUCCESS;
+        if (!(announce && fr_direct_mapped(w, t))) {
+            fr_pkt done = {.type = FR_PKT_FENCE_DONE, .seq = w->fence_count};
+            trc = p->tp->flush(w, t, &p->q, NULL, announce ? &done : NULL);
+        } else {
+            /* A batch only for what there is: an empty one would attach an unused ring. What
+             * was packed for t earlier goes too, as ops_sent counts it already. */
+            if (p->q.n > 0 || p->packed.len > 0)
+                trc = p->tp->flush(w, t, &p->q, NULL, NULL);
             fr_direct_fence_close(w, t, p->ops_sent);
+        }
         if (rc == MPI_SUCCESS)
             rc = trc;
     }
