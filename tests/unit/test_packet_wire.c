@@ -1,11 +1,10 @@
 /* test_packet_wire.c - a packet header's forms (transport/packet_wire.c) in one process: in
  * either form, headers with every field at its extremes come back equal; in the compact one,
- * each encoding is a multiple of 8
- * bytes between FR_PKT_WIRE_MIN and FR_PKT_WIRE_MAX, the packets of a counter step (an 8-byte
- * put and its bump) take 16 bytes of header each, and a decoder handed a cut header, a varint
- * longer than 64 bits or a field wider than its struct member finds no header (returns 0)
- * instead of reading on (nor does one handed a struct header one byte short). Run with
- * mpirun -np 1. */
+ * each encoding is a multiple of 8 bytes between FR_PKT_WIRE_MIN and FR_PKT_WIRE_MAX, the
+ * packets of a counter step (an 8-byte put and its bump) take 16 bytes of header each, and a
+ * decoder handed a cut header, a varint longer than 64 bits or a field wider than its struct
+ * member finds no header (returns 0) instead of reading on (nor does one handed a struct
+ * header one byte short). Run with mpirun -np 1. */
 #include "transport/packet.h"
 #include "tap.h"
 
