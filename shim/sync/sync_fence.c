@@ -28,8 +28,9 @@
  * (direct.h), which precedes its FENCE_DONE in the ring or its store into the state page
  * (release there, acquire here); so the program sees the data when MPI_Win_fence returns. A
  * node peer copies only once this process has completed the fence that opened the epoch
- * (fr_direct_fence_passed), and only in the direct scheme, whose close (FENCE_DONE or the
- * store) tells this process the copies are over.
+ * (fr_direct_fence_passed), or in a window of two members once it has closed that fence with
+ * nothing left to land in its window (direct.c, fence_settled), and only in the direct scheme,
+ * whose close (FENCE_DONE or the store) tells this process the copies are over.
  *
  * MPI_MODE_NOPRECEDE skips the completion (MPI requires every member to give it, so no member
  * waits for messages that never come). MPI_MODE_NOSUCCEED disarms the fence epoch.
@@ -182,7 +183,7 @@ static int fence(fr_win *w, int assert)
     w->fence_ops = 0;
     w->fence = (assert & MPI_MODE_NOSUCCEED) ? FR_FENCE_OFF : FR_FENCE_ARMED;
     w->fence_opened = w->fence_count;
-    fr_direct_fence_passed(w);
+    fr_direct_fence_passed(w, !(assert & MPI_MODE_NOPRECEDE));
     w->st.fences++;
     return rc;
 }

@@ -3,7 +3,8 @@
  * Memory ordering. The owner writes fence_passed and posted[]; a peer writes only its own
  * completed[] and fence slots (the lock word and the accumulate stripes are shared atomics,
  * shm_lock.h and acc_shared.c).
- *   owner:  local stores into its window, then store fence_passed / posted[r] with release
+ *   owner:  local stores into its window, then store fence_passed / posted[r] (or its fence
+ *           slot in the origin's page, fence_settled) with release
  *           -> an origin that loads the new value with acquire sees those stores, so its get
  *              reads them and its put lands after them;
  *   origin: copy into the target's window, then publish the closing packet in the ring (release,
@@ -60,6 +61,8 @@ typedef struct dstate {
  * waits for this member to have completed this one). */
 typedef struct fence_slot {
     AO_t upto;              /* the FENCE_DONE's count: the origin's operations sent here */
+    AO_t settled;           /* 1: no result of the origin's own operations was still on its
+                               way into its memory when it closed (fence_settled) */
     AO_t closed;            /* the closing fence's number (fr_win.fence_closes), stored last */
 } fence_slot;
 
@@ -70,7 +73,8 @@ static volatile AO_t *completed_of(dstate *s, int size, int origin)
 
 static volatile fence_slot *fence_slot_of(dstate *s, int size, int origin, uint64_t closes)
 {
-    return (volatile fence_slot *)(void *)&s->posted[2 * size + 4 * origin + 2 * (closes & 1)];
+    volatile fence_slot *slots = (volatile fence_slot *)(void *)&s->posted[2 * size];
+    return &slots[2 * origin + (closes & 1)];
 }
 
 /* D_DYN: a dynamic window's peer, its state page mapped; its attached regions that lie in its
@@ -112,6 +116,10 @@ typedef struct dpeer {
     uint64_t state_serial;  /* mapped state page */
     dstate *state;
     uint64_t starts;        /* my access epochs that included it (MPI_Win_start) */
+    uint64_t closed_upto;   /* my operations sent to it when I last closed a fence epoch to it
+                               in its state page */
+    uint64_t quiet_close;   /* the last closing fence (fr_win.fence_closes) whose epoch sent it
+                               nothing of mine (none travelled: all copied), 0 if none */
     dregion *regions;       /* D_DYN: by index of its table as I know it (fr_peer.known) */
     int nregions;
 } dpeer;
@@ -119,6 +127,8 @@ typedef struct dpeer {
 typedef struct fr_direct {
     dstate *mine;
     dpeer *peers;           /* by window rank */
+    uint64_t epoch_close;   /* the current fence epoch was opened by this closing fence
+                               (fr_win.fence_closes); 0: by one with MPI_MODE_NOPRECEDE */
 } fr_direct;
 
 /* ---- creation ---- */
@@ -309,9 +319,12 @@ void fr_direct_destroy(fr_win *w)
 
 /* ---- announcements ---- */
 
-void fr_direct_fence_passed(fr_win *w)
+void fr_direct_fence_passed(fr_win *w, int closed)
 {
-    if (w->direct && w->direct->mine) /* release: my window stores before the fence come first */
+    if (!w->direct)
+        return;
+    w->direct->epoch_close = closed ? w->fence_closes : 0;
+    if (w->direct->mine) /* release: my window stores before the fence come first */
         AO_store_release(&w->direct->mine->fence_passed, (AO_t)w->fence_count);
 }
 
@@ -383,7 +396,10 @@ void fr_direct_fence_close(fr_win *w, int target, uint64_t upto)
 {
     dpeer *d = &w->direct->peers[target];
     volatile fence_slot *slot = fence_slot_of(d->state, w->size, w->rank, w->fence_closes);
+    d->quiet_close = upto == d->closed_upto ? w->fence_closes : 0;
+    d->closed_upto = upto;
     AO_store(&slot->upto, (AO_t)upto);
+    AO_store(&slot->settled, (AO_t)(w->pending == 0));
     /* release: my copies into its window, the batches before in its ring, and upto come before
      * it sees the fence closed */
     AO_store_release(&slot->closed, (AO_t)w->fence_closes);
@@ -539,6 +555,22 @@ static dway way_of(fr_win *w, int target, const dpeer *d, const fr_op *op)
     return op->kind == FR_OP_GET || !fr_op_is_eager(op) ? WAY_CMA : WAY_NONE;
 }
 
+/* A fence epoch of a window of two members, without waiting for the target to leave the fence
+ * that opened it (fence_passed), which costs a second crossing of the cores per fence: its
+ * close of that fence is in my page (acquire: its window stores before the fence come first),
+ * nothing of its own was still landing in its memory then (`settled`: the results of its
+ * gets), and nothing of mine travelled to it in the epoch before (`quiet`: all copied). What
+ * it has left to do in the fence then never writes its window. With a third member, whose
+ * operations may still be landing there, the origin waits for fence_passed. */
+static int fence_settled(const fr_win *w, int target, const dpeer *d)
+{
+    uint64_t c = w->direct->epoch_close;
+    if (w->size != 2 || c == 0 || d->quiet_close != c || !w->direct->mine)
+        return 0;
+    volatile fence_slot *slot = fence_slot_of(w->direct->mine, w->size, target, c);
+    return AO_load_acquire(&slot->closed) == (AO_t)c && slot->settled;
+}
+
 /* Has the target opened its window to op's epoch? (acquire: its window stores before that) */
 static int permitted(const fr_win *w, int target, const dpeer *d, const fr_op *op)
 {
@@ -547,7 +579,8 @@ static int permitted(const fr_win *w, int target, const dpeer *d, const fr_op *o
         return 1;
     case FR_EPOCH_FENCE:
         return fr_fence_is_direct(w) &&
-               AO_load_acquire(&d->state->fence_passed) >= (AO_t)w->fence_opened;
+               (fence_settled(w, target, d) ||
+                AO_load_acquire(&d->state->fence_passed) >= (AO_t)w->fence_opened);
     case FR_EPOCH_PSCW:
         return AO_load_acquire(&d->state->posted[w->rank]) >= (AO_t)d->starts;
     case FR_EPOCH_LOCK: {

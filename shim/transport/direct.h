@@ -23,7 +23,9 @@
  * When a copy may happen: the target must have opened its window to this origin's epoch, which
  * each member announces in a small page of shared per-window state that its node peers map:
  *  - fence: the number of the last fence it completed (an operation of the epoch before may
- *    still be landing while it waits in the fence, and a get must not overtake it); only with
+ *    still be landing while it waits in the fence, and a get must not overtake it), or, in a
+ *    window of two members, its close of that fence when nothing can still be landing there
+ *    (fence_settled in direct.c); only with
  *    the direct fence scheme, where the target leaves its closing fence after every
  *    origin's close (FENCE_DONE or a fence slot), which the origin makes after its copies
  *    (the reduce-scatter scheme counts only operations that travel, so its windows keep the
@@ -75,8 +77,9 @@ int fr_direct_region_current(fr_win *w, int target, uint64_t lo, uint64_t hi);
 void fr_direct_regions_learned(fr_win *w, int target);
 
 /* Announce to node peers: this process has completed fence number w->fence_count (everything
- * issued before it is in its window; it is now in the epoch that fence opened). */
-void fr_direct_fence_passed(fr_win *w);
+ * issued before it is in its window; it is now in the epoch that fence opened), which closed an
+ * epoch unless it had MPI_MODE_NOPRECEDE (`closed`). */
+void fr_direct_fence_passed(fr_win *w, int closed);
 /* Announce to node peers: this process posted an exposure epoch to the n ranks. */
 void fr_direct_posted(fr_win *w, const int *ranks, int n);
 /* MPI_Win_start: my next access epoch includes target. */
