@@ -9,7 +9,8 @@
  *              reads them and its put lands after them;
  *   origin: copy into the target's window, then publish the closing packet in the ring (release,
  *           shm_ring.c) or store completed[me] or a fence slot's `closed` with release -> the
- *           target that has run the packet, or loaded that word with acquire, sees the data.
+ *           target that has run the packet, or loaded that word with acquire, sees the data, and
+ *           so does a third member that loads `closed` with acquire (fence_settled).
  * A cross-memory-attach copy is a system call, which orders the same way.
  * Dynamic windows: the owner stores region_gen[slot] at attach and clears it at detach with
  * full barriers; an origin loads it with acquire just before each copy into the region. */
@@ -61,10 +62,16 @@ typedef struct dstate {
  * waits for this member to have completed this one). */
 typedef struct fence_slot {
     AO_t upto;              /* the FENCE_DONE's count: the origin's operations sent here */
-    AO_t settled;           /* 1: no result of the origin's own operations was still on its
-                               way into its memory when it closed (fence_settled) */
+    AO_t flags;             /* SLOT_*, as they stood at its close (fence_settled) */
     AO_t closed;            /* the closing fence's number (fr_win.fence_closes), stored last */
 } fence_slot;
+
+enum {
+    SLOT_SETTLED = 1, /* no result of the origin's own operations was still on its way into its
+                         memory (its gets' answers) */
+    SLOT_QUIET = 2    /* nothing of the origin's travelled to this member in the epoch: all its
+                         operations here were copied */
+};
 
 static volatile AO_t *completed_of(dstate *s, int size, int origin)
 {
@@ -399,7 +406,8 @@ void fr_direct_fence_close(fr_win *w, int target, uint64_t upto)
     d->quiet_close = upto == d->closed_upto ? w->fence_closes : 0;
     d->closed_upto = upto;
     AO_store(&slot->upto, (AO_t)upto);
-    AO_store(&slot->settled, (AO_t)(w->pending == 0));
+    AO_store(&slot->flags, (AO_t)((w->pending == 0 ? SLOT_SETTLED : 0) |
+                                  (d->quiet_close == w->fence_closes ? SLOT_QUIET : 0)));
     /* release: my copies into its window, the batches before in its ring, and upto come before
      * it sees the fence closed */
     AO_store_release(&slot->closed, (AO_t)w->fence_closes);
@@ -555,20 +563,30 @@ static dway way_of(fr_win *w, int target, const dpeer *d, const fr_op *op)
     return op->kind == FR_OP_GET || !fr_op_is_eager(op) ? WAY_CMA : WAY_NONE;
 }
 
-/* A fence epoch of a window of two members, without waiting for the target to leave the fence
- * that opened it (fence_passed), which costs a second crossing of the cores per fence: its
- * close of that fence is in my page (acquire: its window stores before the fence come first),
- * nothing of its own was still landing in its memory then (`settled`: the results of its
- * gets), and nothing of mine travelled to it in the epoch before (`quiet`: all copied). What
- * it has left to do in the fence then never writes its window. With a third member, whose
- * operations may still be landing there, the origin waits for fence_passed. */
+/* A fence epoch without waiting for the target to leave the fence that opened it
+ * (fence_passed), which costs a second crossing of the cores per fence, when nothing can still
+ * land in its window: its close of that fence is in my page (acquire: its window stores before
+ * the fence come first) and says nothing of its own was still landing in its memory (SLOT_
+ * SETTLED: its gets' answers); nothing of mine travelled to it in the epoch before (quiet_close:
+ * all copied); and every other member's close of that fence is in its page, saying the same of
+ * theirs (SLOT_QUIET; acquire: their copies come before mine). A member that closed by packet,
+ * or has not closed yet, leaves the origin waiting for fence_passed. */
 static int fence_settled(const fr_win *w, int target, const dpeer *d)
 {
     uint64_t c = w->direct->epoch_close;
-    if (w->size != 2 || c == 0 || d->quiet_close != c || !w->direct->mine)
+    if (c == 0 || d->quiet_close != c || !w->direct->mine)
         return 0;
     volatile fence_slot *slot = fence_slot_of(w->direct->mine, w->size, target, c);
-    return AO_load_acquire(&slot->closed) == (AO_t)c && slot->settled;
+    if (AO_load_acquire(&slot->closed) != (AO_t)c || !(slot->flags & SLOT_SETTLED))
+        return 0;
+    for (int o = 0; o < w->size; o++) {
+        if (o == w->rank || o == target)
+            continue;
+        slot = fence_slot_of(d->state, w->size, o, c);
+        if (AO_load_acquire(&slot->closed) != (AO_t)c || !(slot->flags & SLOT_QUIET))
+            return 0;
+    }
+    return 1;
 }
 
 /* Has the target opened its window to op's epoch? (acquire: its window stores before that) */

@@ -23,10 +23,9 @@
  * When a copy may happen: the target must have opened its window to this origin's epoch, which
  * each member announces in a small page of shared per-window state that its node peers map:
  *  - fence: the number of the last fence it completed (an operation of the epoch before may
- *    still be landing while it waits in the fence, and a get must not overtake it), or, in a
- *    window of two members, its close of that fence when nothing can still be landing there
- *    (fence_settled in direct.c); only with
- *    the direct fence scheme, where the target leaves its closing fence after every
+ *    still be landing while it waits in the fence, and a get must not overtake it), or its close
+ *    of that fence when nothing can still be landing there (fence_settled in direct.c); only
+ *    with the direct fence scheme, where the target leaves its closing fence after every
  *    origin's close (FENCE_DONE or a fence slot), which the origin makes after its copies
  *    (the reduce-scatter scheme counts only operations that travel, so its windows keep the
  *    batch path);

@@ -164,6 +164,7 @@ typedef struct fr_peer {
     uint64_t read_value;
     int read_failed;
     uint64_t ops_sent;         /* operations issued to it, cumulative */
+    uint64_t fence_done_sent;  /* number of the last fence I closed to it by a FENCE_DONE */
     uint64_t fence_sent;       /* fence-epoch operations issued to it since my last closing fence,
                                   also the ones a request's wait sent ahead (the reduce-scatter
                                   fence announces them with those still queued) */

@@ -16,7 +16,7 @@
  * The short part checks passive target's short path (api/rma_ops.h) on an MPI_Win_allocate
  * window: each operation reaches the window at the call, errors are still raised.
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
-#include "common.h"
+#include "direct_common.h"
 #include "transport/counter_bump.h"
 #include "sync/sync.h"
 #include "progress/progress.h"
@@ -31,32 +31,10 @@ static int direct_on; /* node peers are reached directly in this run */
 
 static uint64_t direct_ops(MPI_Win win) { return fr_win_lookup(win)->st.direct; }
 
-/* A window of nprocs regions of BIG ints, in MPI_Alloc_mem memory or malloc'd. The malloc'd
- * one is not adopted (FLEXRMA_ADOPT=0): these parts check the paths of memory node peers cannot
- * map (t_adopt checks adopted windows). */
+/* A window of nprocs regions of BIG ints (direct_common.h). */
 static int *make(int alloc_mem, MPI_Win *win)
 {
-    size_t bytes = (size_t)nprocs * BIG * sizeof(int);
-    int *base;
-    if (alloc_mem)
-        MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &base);
-    else
-        base = xmalloc(bytes);
-    memset(base, 0, bytes);
-    int adopt = fr_opt.adopt;
-    fr_opt.adopt = 0;
-    MPI_Win_create(base, (MPI_Aint)bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, win);
-    fr_opt.adopt = adopt;
-    return base;
-}
-
-static void unmake(int alloc_mem, MPI_Win *win, int *base)
-{
-    MPI_Win_free(win);
-    if (alloc_mem)
-        MPI_Free_mem(base);
-    else
-        free(base);
+    return direct_window(alloc_mem, (size_t)nprocs * BIG, win);
 }
 
 /* My region at every other member: a big and a small put, then gets of both back. */
@@ -175,7 +153,7 @@ static void test_active(int alloc_mem)
     MPI_Group_free(&world);
     free(src);
     free(got);
-    unmake(alloc_mem, &win, base);
+    direct_window_free(alloc_mem, &win, base);
 }
 
 #define DTYPE_CHECKS 2
@@ -205,7 +183,7 @@ static void test_strided(int alloc_mem)
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     MPI_Type_free(&every_other);
     free(src);
-    unmake(alloc_mem, &win, base);
+    direct_window_free(alloc_mem, &win, base);
 }
 
 #define OFF_CHECKS 4
@@ -229,7 +207,7 @@ static void test_off(void)
         ok(regions_hold(base, 5 + pass), "%s: puts arrived", what);
         is_int((long long)direct_ops(win), 0, "%s: nothing copied directly", what);
         MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
-        unmake(1, &win, base);
+        direct_window_free(1, &win, base);
         fr_opt.fence_direct_max = saved_max;
         fr_opt.direct = saved_direct;
     }
@@ -309,7 +287,7 @@ static void test_lock(void)
 
     free(src);
     free(got);
-    unmake(1, &win, base);
+    direct_window_free(1, &win, base);
 }
 
 #define ISSUE_CHECKS 8
@@ -438,7 +416,7 @@ static void test_issue(void)
 
     MPI_Group_free(&g);
     MPI_Group_free(&world);
-    unmake(1, &win, base);
+    direct_window_free(1, &win, base);
 }
 
 #define SHORT_CHECKS 13

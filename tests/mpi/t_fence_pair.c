@@ -2,19 +2,23 @@
  * (direct.c, fence_settled), unless something of the epoch before could still land in the
  * target's window.
  *
- * Each part makes an epoch whose last write into the target's window is slow to land (a 64 KiB
- * message) and, in the next epoch, a direct copy (mapped, or cross-memory attach) that would
- * overtake it if the origin took the target's close for permission:
- *  - quiet: the origin's own strided put into a window it cannot map travels; its get of the
- *    next epoch must read what that put wrote;
- *  - settled: the target's own strided get from a window it cannot map brings its result into
- *    its window; the origin's put of the next epoch must land after it;
- *  - third member (3 ranks): rank 2's strided put into rank 1 travels; rank 0, which sent
- *    rank 1 nothing, gets from it in the next epoch and must read rank 2's data.
+ * Each part makes an epoch whose last write into the target's window is still landing after
+ * the target's close, and, in the next epoch, a direct copy (mapped, or cross-memory attach)
+ * that would overtake it if the origin took that close for permission:
+ *  - quiet: the origin's own strided puts into a window it cannot map travel in the ring, and
+ *    the target, late into the fence, unpacks them after its close; the origin's get of the
+ *    next epoch must read what they wrote;
+ *  - settled: the target's own strided get from a window it cannot map brings its answer, a
+ *    short message sent in the origin's fence, into the target's window; the origin's put of
+ *    the next epoch must land after it;
+ *  - third member (3 ranks): rank 2's puts into rank 1 travel, as in `quiet`; rank 0, which
+ *    sent rank 1 nothing, gets from it in the next epoch and must read rank 2's data;
+ *  - settled, get to a later member (3 ranks): as `settled`, rank 1's get going to rank 2,
+ *    which it issues in its fence after its close to rank 0 would have gone in member order.
  * Rank 1 is the target of every part. Rounds repeat each race; each part also checks by the
- * window's statistics that the last copy was direct, so the race is the one meant.
+ * window's statistics that the copy of the next epoch was direct, so the race is the one meant.
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
-#include "common.h"
+#include "direct_common.h"
 #include "transport/transport.h"
 
 #include <unistd.h>
@@ -33,33 +37,6 @@ static int direct_on; /* node peers are reached directly in this run */
 
 static uint64_t direct_ops(MPI_Win win) { return fr_win_lookup(win)->st.direct; }
 
-/* A window of 2 * N ints, zeroed: MPI_Alloc_mem memory node peers map, or malloc'd memory
- * they reach only by cross-memory attach (not adopted). */
-static int *make(int mapped, MPI_Win *win)
-{
-    size_t bytes = 2 * N * sizeof(int);
-    int *base;
-    if (mapped)
-        MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &base);
-    else
-        base = xmalloc(bytes);
-    memset(base, 0, bytes);
-    int adopt = fr_opt.adopt;
-    fr_opt.adopt = 0;
-    MPI_Win_create(base, (MPI_Aint)bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, win);
-    fr_opt.adopt = adopt;
-    return base;
-}
-
-static void unmake(int mapped, MPI_Win *win, int *base)
-{
-    MPI_Win_free(win);
-    if (mapped)
-        MPI_Free_mem(base);
-    else
-        free(base);
-}
-
 /* Every other int, n of them. */
 static MPI_Datatype strided(int n)
 {
@@ -75,7 +52,7 @@ static MPI_Datatype strided(int n)
 static void race_put_then_get(int putter, const char *what)
 {
     MPI_Win win;
-    int *base = make(0, &win);
+    int *base = direct_window(0, 2 * N, &win);
     MPI_Datatype every_other = strided(N);
     int *src = xmalloc(N * sizeof *src);
     int bad = 0, got = 0;
@@ -107,30 +84,29 @@ static void race_put_then_get(int putter, const char *what)
     }
     MPI_Type_free(&every_other);
     free(src);
-    unmake(0, &win, base);
+    direct_window_free(0, &win, base);
 }
 
-/* Rank 1's strided get from rank 0, which it cannot map, brings its result into rank 1's
- * mapped window, strided too; rank 0's put of the next epoch to its last element there must
- * land after it. Rank 0 answers the get (a message) in its fence and may leave the fence
- * before rank 1 has received the answer. */
-static void race_get_then_put(void)
+/* Rank 1's strided get from the answerer (rank 0, or 2 for the later-member part), which it
+ * cannot map, brings its result into rank 1's mapped window, strided too; rank 0's put of the
+ * next epoch to its last element there must land after it. The answerer answers the get (a
+ * message) in its fence and may leave the fence before rank 1 has received the answer. */
+static void race_get_then_put(int answerer, const char *what)
 {
-    const char *what = "settled";
     MPI_Win win;
-    int *base = make(rank == 1, &win);
+    int *base = direct_window(rank == 1, 2 * N, &win);
     MPI_Datatype every_other = strided(GETN);
     int bad = 0, neg = 0;
     uint64_t copied = 0;
     MPI_Win_fence(0, win);
     for (int r = 1; r <= ROUNDS; r++) {
-        if (rank == 0) /* what rank 1 fetches: its own stores, before the fence */
+        if (rank == answerer) /* what rank 1 fetches: its own stores, before the fence */
             for (int i = 0; i < GETN; i++)
                 base[2 * i] = r;
         MPI_Win_fence(0, win);
         if (rank == 1)
-            MPI_Get(base, 1, every_other, 0, 0, 1, every_other, win);
-        if (rank == 0)
+            MPI_Get(base, 1, every_other, answerer, 0, 1, every_other, win);
+        if (rank == answerer)
             usleep(LATE_US);
         MPI_Win_fence(0, win);
         neg = -r;
@@ -155,21 +131,22 @@ static void race_get_then_put(void)
         ok(1, "%s: copies (checked at rank 0)", what);
     }
     MPI_Type_free(&every_other);
-    unmake(rank == 1, &win, base);
+    direct_window_free(rank == 1, &win, base);
 }
 
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     direct_on = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct;
-    tap_plan(6);
+    tap_plan(8);
     race_put_then_get(0, "quiet");
-    race_get_then_put();
+    race_get_then_put(0, "settled");
     if (nprocs >= 3) {
         race_put_then_get(2, "third member");
+        race_get_then_put(2, "settled, get to a later member");
     } else {
-        ok(1, "third member: needs 3 ranks");
-        ok(1, "third member: copies: needs 3 ranks");
+        for (int i = 0; i < 4; i++)
+            ok(1, "parts of three members: needs 3 ranks");
     }
     return test_done();
 }
