@@ -13,9 +13,8 @@
  *    completed here. One message per pair, no round trip: a batch, its operations for that
  *    member followed by FENCE_DONE; or, to a node peer whose state page it maps already, its
  *    operations (copied, or in the ring) and then, once all its operations are issued, a store
- *    into that page
- *    (fr_direct_fence_close), which the peer reads without a packet to parse: about a quarter
- *    less time per fence at 2 ranks than through the ring.
+ *    into that page (fr_direct_fence_close), which the peer reads without a packet to parse:
+ *    about a quarter less time per fence at 2 ranks than through the ring.
  *  reduce-scatter (seed 001, larger windows): the members reduce-scatter their per-target
  *    operation counts, so each learns how many operations of the epoch target it; then they
  *    issue their operations and each waits for its announced number. About log p rounds plus
@@ -30,8 +29,8 @@
  * (release there, acquire here); so the program sees the data when MPI_Win_fence returns. A
  * node peer copies only once this process has completed the fence that opened the epoch
  * (fr_direct_fence_passed), or once it has closed that fence with nothing left to land in its
- * window (direct.c, fence_settled), and only in the direct scheme,
- * whose close (FENCE_DONE or the store) tells this process the copies are over.
+ * window (direct.c, fence_settled), and only in the direct scheme, whose close (FENCE_DONE or
+ * the store) tells this process the copies are over.
  *
  * MPI_MODE_NOPRECEDE skips the completion (MPI requires every member to give it, so no member
  * waits for messages that never come). MPI_MODE_NOSUCCEED disarms the fence epoch.

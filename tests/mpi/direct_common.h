@@ -1,5 +1,5 @@
 /* direct_common.h - windows for the tests of single-copy access between node peers (t_direct.c,
- * t_fence_pair.c), on top of common.h. Linked with the internal library: it sets fr_opt. */
+ * t_fence_settled.c), on top of common.h. Linked with the internal library: it sets fr_opt. */
 #ifndef FLEXRMA_TESTS_DIRECT_COMMON_H
 #define FLEXRMA_TESTS_DIRECT_COMMON_H
 

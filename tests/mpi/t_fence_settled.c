@@ -1,6 +1,6 @@
-/* t_fence_pair.c - the next fence epoch of a two-member window opens at the target's close
- * (direct.c, fence_settled), unless something of the epoch before could still land in the
- * target's window.
+/* t_fence_settled.c - the next fence epoch opens at the target's close (direct.c,
+ * fence_settled), unless something of the epoch before could still land in the target's
+ * window.
  *
  * Each part makes an epoch whose last write into the target's window is still landing after
  * the target's close, and, in the next epoch, a direct copy (mapped, or cross-memory attach)
