@@ -9,6 +9,7 @@
 #include "core/idle.h"
 #include "core/next.h"
 #include "dtype/dtype.h"
+#include "node/page_hold.h"
 #include "node/shm_map.h"
 #include "node/shm_seg.h"
 #include "progress/progress.h"
@@ -109,6 +110,7 @@ FR_API int MPI_Finalize(void)
         fr_counters_finalize();
         fr_req_finalize();
         fr_shm_map_finalize();
+        fr_hold_finalize();
         fr_seg_unlink_all(); /* segments stay mapped: the program may still use its memory */
         fr_active = 0;
         FR_LEAVE();

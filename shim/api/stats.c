@@ -14,6 +14,7 @@
  * calls its fences made (reduce-scatter). The last three say what synchronization costs per
  * epoch: bench/scale.c; held: packets it set aside until their epoch opened, am_recv.c). */
 #include "stats.h"
+#include "node/shm_adopt.h"
 #include "transport/transport.h"
 
 #include <stdio.h>
@@ -74,6 +75,12 @@ void fr_stats_print(void)
 {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *why = fr_adopt_unavailable();
+    if (why && *why)
+        fprintf(stderr,
+                "flexrma stats: rank %d: MPI_Win_create windows stay in ordinary memory, not "
+                "shared in place with node peers: %s\n",
+                rank, why);
     for (saved *s = freed_windows, *next; s; s = next) {
         next = s->next;
         print_one(rank, s);

@@ -6,6 +6,8 @@
  * MPI_Win_free asks (are the pages still ours?) /proc/self/maps answers in a fifth of that. */
 #include "shm_adopt.h"
 
+#include "page_hold.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,11 @@ typedef struct adoption {
 static adoption *adoptions;
 static size_t nadoptions, cap_adoptions;
 
+static const char *refused_because; /* why pages could not move, once it mattered */
+
 size_t fr_adopt_count(void) { return nadoptions; }
+
+const char *fr_adopt_unavailable(void) { return refused_because; }
 
 /* VmFlags that rule a mapping out: locked (lo), hugetlbfs (ht), the program's don't-fork (dc) or
  * wipe-on-fork (wf), userfaultfd (um, uw), device memory (io, pf), grows down (gd: the main
@@ -142,6 +148,8 @@ void fr_adopt(void *base, size_t size, fr_adopted *out)
     uintptr_t lo = ((uintptr_t)base + pg - 1) & ~(pg - 1);
     uintptr_t hi = ((uintptr_t)base + size) & ~(pg - 1);
     if (!fr_opt.adopt || !base || hi <= lo)
+        return;
+    if (!fr_hold_available(&refused_because))
         return;
     char *at = (char *)lo;
     size_t bytes = hi - lo;

@@ -17,8 +17,9 @@
  * when the last window over them is freed, so free(), munmap() and fork() behave as without
  * flexrma; fork() while the window lives too (shm_seg.h).
  *
- * Condition: no thread stores into the window's whole pages during MPI_Win_create (a store
- * made while a chunk moves could be lost). FLEXRMA_ADOPT=0 turns adoption off.
+ * Other threads may store into the pages meanwhile, and the kernel for their system calls:
+ * each chunk is held while it moves (page_hold.h), and memory is adopted only where holding
+ * is possible. FLEXRMA_ADOPT=0 turns adoption off.
  *
  * Callers hold the engine lock. */
 #ifndef FR_SHM_ADOPT_H
@@ -43,5 +44,8 @@ void fr_adopt(void *base, size_t size, fr_adopted *out);
 void fr_adopt_release(fr_adopted *a);
 /* Ranges adopted now (tests, statistics). */
 size_t fr_adopt_count(void);
+/* NULL, or why this process could not adopt the pages of a window that asked for it (no way
+ * to hold stores while they move, page_hold.h): for the statistics. */
+const char *fr_adopt_unavailable(void);
 
 #endif

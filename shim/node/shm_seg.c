@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* memfd_create, F_ADD_SEALS, mremap, SEEK_DATA */
 #include "shm_seg.h"
 
+#include "page_hold.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -399,116 +401,200 @@ static int prefault_run(char *from, size_t n, void *arg)
     return MPI_SUCCESS;
 }
 
-/* Copy a run of program memory into the segment file at the same offset from `origin`. */
-typedef struct file_copy {
-    int fd;
-    const char *origin;
-} file_copy;
-
-static int write_run(char *from, size_t n, void *arg)
+/* Is the page at `at` gone (neither in memory nor in swap), as pagemap tells now? */
+static int page_gone(const char *at)
 {
-    const file_copy *c = arg;
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    uint64_t e = 0;
+    off_t where = (off_t)((uintptr_t)at / page_size() * sizeof e);
+    int gone = pread(fd, &e, sizeof e, where) == (ssize_t)sizeof e && !(e & (3ull << 62));
+    close(fd);
+    return gone;
+}
+
+/* Copy runs of the program's held pages into the segment, mapped at `to` for the copy (the
+ * chunk that starts at `from`). The pages are read through /proc/self/mem, which answers EIO
+ * rather than waiting on the hold when a page vanished since pagemap was read (the program's
+ * MADV_DONTNEED, or MADV_FREE'd pages the kernel reclaimed): such a page reads as zeros and
+ * needs no copy. Nothing here allocates or reports: the hold may make another thread wait
+ * inside malloc. */
+typedef struct copy_in {
+    int mem;          /* /proc/self/mem */
+    const char *from; /* the chunk in the program's memory */
+    char *to;         /* the same bytes of the segment */
+    int err;          /* errno of a failure */
+} copy_in;
+
+static int copy_run_in(char *from, size_t n, void *arg)
+{
+    copy_in *c = arg;
+    char *to = c->to + (from - c->from);
+    size_t pg = page_size();
+    fr_mem_prefault(to, n);
     for (size_t done = 0; done < n;) {
-        ssize_t k = pwrite(c->fd, from + done, n - done, (off_t)(from + done - c->origin));
-        if (k < 0 && errno == EINTR)
+        ssize_t k = pread(c->mem, to + done, n - done, (off_t)(uintptr_t)(from + done));
+        if (k > 0) {
+            done += (size_t)k;
+        } else if (k < 0 && errno == EINTR) {
             continue;
-        if (k <= 0)
-            return sys_error("copying the window's pages into it", n);
-        done += (size_t)k;
+        } else if (k < 0 && errno == EIO && page_gone(from + done)) {
+            done = (done / pg + 1) * pg;
+        } else {
+            c->err = k < 0 ? errno : EIO;
+            return FR_ERR_SHM;
+        }
     }
     return MPI_SUCCESS;
 }
 
-/* Read a run of a segment's file into the same offset of a private copy. The kernel reads
- * the file's pages (no fault on the segment's side) and the copy's pages are faulted in at
- * once: a fault per page, taken one at a time, cost about 10 us each in a virtual machine. */
+/* Read a run of a segment's file into the same offset of a private copy of the part that
+ * starts at offset `off`. The kernel reads the file's pages (no fault on the segment's side)
+ * and the copy's pages are faulted in at once: a fault per page, taken one at a time, cost
+ * about 10 us each in a virtual machine. */
 typedef struct file_read {
     const seg *s;
-    char *to_base;
+    size_t off;
+    char *to;
 } file_read;
 
 static int read_run(char *from, size_t n, void *arg)
 {
     const file_read *c = arg;
     size_t off = (size_t)(from - c->s->base);
-    char *to = c->to_base + off;
+    char *to = c->to + (off - c->off);
     fr_mem_prefault(to, n);
     for (size_t done = 0; done < n;) {
         ssize_t k = pread(c->s->fd, to + done, n - done, (off_t)(off + done));
         if (k < 0 && errno == EINTR)
             continue;
-        if (k <= 0) { /* the mapping has the same bytes */
-            memcpy(to + done, from + done, n - done);
-            break;
-        }
+        if (k <= 0) /* never through the mapping instead: it may be held (page_hold.h) */
+            return FR_ERR_SHM;
         done += (size_t)k;
     }
     return MPI_SUCCESS;
 }
 
-/* A private anonymous copy of segment s's contents (only the pages holding data are
- * written), or NULL when memory is short. */
-static char *private_copy(const seg *s)
+/* A private anonymous copy of [off, off + n) of segment s (only the pages holding data are
+ * written), or NULL when memory is short or the file cannot be read. */
+static char *private_copy(const seg *s, size_t off, size_t n)
 {
-    char *copy = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *copy = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copy == MAP_FAILED)
         return NULL;
-    file_read c = {s, copy};
-    segment_runs(s, 0, s->size, read_run, &c);
+    file_read c = {s, off, copy};
+    if (segment_runs(s, off, off + n, read_run, &c) != MPI_SUCCESS) {
+        munmap(copy, n);
+        return NULL;
+    }
     return copy;
 }
 
-/* Put the private copy in place of s's pages: the mapping moves, so there is no second copy
- * and no moment without the data. The system call itself, not libc's mremap: UCX's memory
- * hooks (MPICH over UCX) replace mremap by a function without the new address, which moves
- * the copy to wherever its fifth register points. The MPI libraries' hooks (Open MPI's
+/* Put a private copy in place of the pages [at, at + n): the mapping moves, so there is no
+ * second copy and no moment without the data. The system call itself, not libc's mremap: UCX's
+ * memory hooks (MPICH over UCX) replace mremap by a function without the new address, which
+ * moves the copy to wherever its fifth register points. The MPI libraries' hooks (Open MPI's
  * patcher, UCX's) must still forget what they registered of these pages: MADV_DONTNEED tells
  * them, and on a shared mapping it only drops page-table entries (the file keeps the data). */
-static int put_back(const seg *s, char *copy)
+static int put_back(char *at, size_t n, char *copy)
 {
-    (void)madvise(s->base, s->size, MADV_DONTNEED);
-    return (char *)syscall(SYS_mremap, copy, s->size, s->size, MREMAP_MAYMOVE | MREMAP_FIXED,
-                           s->base) == s->base;
+    (void)madvise(at, n, MADV_DONTNEED);
+    return (char *)syscall(SYS_mremap, copy, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == at;
 }
 
-/* Move the pages in chunks, so memory holds at most one chunk twice at any time. */
+/* Pages move in chunks, so memory holds at most one chunk twice at any time, and each chunk is
+ * held (page_hold.h) from before its copy until the new mapping is in its place: a store by
+ * another thread, or by the kernel for a system call, waits and is then made on the new pages,
+ * never lost in the old ones. */
 #define BORROW_CHUNK ((size_t)64 << 20)
+
+static size_t chunk_at(size_t off, size_t bytes)
+{
+    return bytes - off < BORROW_CHUNK ? bytes - off : BORROW_CHUNK;
+}
+
+/* Give [off, off + n) of borrowed segment s back to private memory, held while it moves. */
+static int return_chunk(const seg *s, size_t off, size_t n)
+{
+    fr_hold h;
+    int rc = fr_hold_begin(s->base + off, n, &h);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    char *copy = private_copy(s, off, n);
+    int moved = copy && put_back(s->base + off, n, copy);
+    int err = errno;
+    fr_hold_end(&h, moved);
+    if (moved)
+        return MPI_SUCCESS;
+    if (copy)
+        munmap(copy, n);
+    errno = err;
+    return sys_error("moving a window's pages back to private memory", n);
+}
+
+/* Move [off, off + n) of the program's pages into s, held while they move. */
+static int borrow_chunk(const seg *s, size_t off, size_t n, int mem)
+{
+    char *at = s->base + off;
+    char *to = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)off);
+    if (to == MAP_FAILED)
+        return sys_error("mapping it for the copy", n);
+    fr_hold h;
+    int rc = fr_hold_begin(at, n, &h);
+    if (rc != MPI_SUCCESS) {
+        munmap(to, n);
+        return rc;
+    }
+    copy_in c = {mem, at, to, 0};
+    rc = private_runs(at, n, copy_run_in, &c);
+    munmap(to, n);
+    if (rc != MPI_SUCCESS) {
+        fr_hold_end(&h, 0);
+        errno = c.err;
+        return sys_error("copying the window's pages into it", n);
+    }
+    /* MAP_FIXED replaces the pages at once; it fails only when the process is out of mappings
+     * (the caller checked vm.max_map_count) and then leaves a hole: fatal. */
+    if (mmap(at, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s->fd, (off_t)off) != at)
+        fr_fatal("mapping a segment over a window's memory at %p failed: %s", (void *)at,
+                 strerror(errno));
+    fr_hold_end(&h, 1);
+    /* the program's next touch of each page it had would fault: take those faults now */
+    segment_runs(s, off, off + n, prefault_run, NULL);
+    return MPI_SUCCESS;
+}
 
 int fr_seg_borrow(void *at, size_t bytes, fr_seg_ref *ref)
 {
     size_t pg = page_size();
     if (((uintptr_t)at | bytes) & (pg - 1) || bytes == 0)
         return fr_errorf(FR_ERR_ARG, "borrowing [%p, +%zu): not whole pages", at, bytes);
+    const char *why;
+    if (!fr_hold_available(&why))
+        return fr_errorf(FR_ERR_SHM, "borrowing [%p, +%zu): %s", at, bytes, why);
+    int mem = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+    if (mem < 0)
+        return sys_error("opening /proc/self/mem", bytes);
     seg s;
     int rc = seg_open(bytes, &s);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        close(mem);
         return rc;
+    }
     s.base = at;
     s.borrowed = 1;
-    file_copy c = {s.fd, at};
-    for (size_t off = 0; off < bytes; off += BORROW_CHUNK) {
-        size_t n = bytes - off < BORROW_CHUNK ? bytes - off : BORROW_CHUNK;
-        rc = private_runs(s.base + off, n, write_run, &c);
-        if (rc != MPI_SUCCESS) { /* give back what moved so far; the rest never left */
-            if (off) {
-                seg moved = s;
-                moved.size = off;
-                char *copy = private_copy(&moved);
-                if (!copy || !put_back(&moved, copy))
-                    fr_fatal("a window's memory at %p could not be moved back to private pages "
-                             "after a failed move into a segment", at);
-            }
-            seg_close(&s);
-            return rc;
-        }
-        /* MAP_FIXED replaces the pages at once; it fails only when the process is out of
-         * mappings (the caller checked vm.max_map_count) and then leaves a hole: fatal. */
-        if (mmap(s.base + off, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.fd,
-                 (off_t)off) != s.base + off)
-            fr_fatal("mapping a segment over a window's memory at %p failed: %s", s.base + off,
-                     strerror(errno));
-        /* the program's next touch of each page it had would fault: take those faults now */
-        segment_runs(&s, off, off + n, prefault_run, NULL);
+    size_t off = 0;
+    while (off < bytes && (rc = borrow_chunk(&s, off, chunk_at(off, bytes), mem)) == MPI_SUCCESS)
+        off += BORROW_CHUNK;
+    close(mem);
+    if (rc != MPI_SUCCESS) { /* give back the chunks before `off`; the rest never left */
+        for (size_t done = 0; done < off; done += BORROW_CHUNK)
+            if (return_chunk(&s, done, BORROW_CHUNK) != MPI_SUCCESS)
+                fr_fatal("a window's memory at %p could not be moved back to private pages "
+                         "after a failed move into a segment", (void *)(s.base + done));
+        seg_close(&s);
+        return rc;
     }
     seg_insert(&s);
     lookup(at, bytes, ref, 1);
@@ -521,16 +607,10 @@ int fr_seg_give_back(void *at, int restore)
     if (!s || s->base != at || !s->borrowed)
         return fr_errorf(FR_ERR_BASE, "no borrowed segment starts at %p", at);
     int rc = MPI_SUCCESS;
-    if (restore) {
-        char *copy = private_copy(s);
-        if (!copy || !put_back(s, copy)) {
-            if (copy)
-                munmap(copy, s->size);
-            /* The program keeps working on the shared pages, which stay mapped without the
-             * segment: only a forked child would share them. */
-            rc = sys_error("moving a window's pages back to private memory", s->size);
-        }
-    }
+    /* Where a chunk cannot move back, it and the rest stay on the shared pages, mapped without
+     * the segment: the program keeps its data, and only a forked child would share them. */
+    for (size_t off = 0; restore && off < s->size && rc == MPI_SUCCESS; off += BORROW_CHUNK)
+        rc = return_chunk(s, off, chunk_at(off, s->size));
     seg_close(s);
     seg_remove(s);
     return rc;
@@ -551,7 +631,7 @@ static void before_fork(void)
     FR_ENTER(); /* the table stays as it is until both sides are done */
     fork_copies = calloc(nsegs ? nsegs : 1, sizeof *fork_copies);
     for (size_t i = 0; fork_copies && i < nsegs; i++) {
-        fork_copies[i] = private_copy(&segs[i]);
+        fork_copies[i] = private_copy(&segs[i], 0, segs[i].size);
         if (fork_copies[i] && madvise(segs[i].base, segs[i].size, MADV_DONTFORK) != 0) {
             munmap(fork_copies[i], segs[i].size); /* the child shares it, as before */
             fork_copies[i] = NULL;
@@ -574,9 +654,10 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
     for (size_t i = 0; fork_copies && i < nsegs; i++)
-        if (fork_copies[i] && !put_back(&segs[i], fork_copies[i]))
+        if (fork_copies[i] && !put_back(segs[i].base, segs[i].size, fork_copies[i]))
             fr_fatal("fork: could not give the child its copy of shared memory at %p",
                      (void *)segs[i].base);
+    fr_hold_finalize(); /* the parent's userfaultfd: this process must never register with it */
     free(fork_copies);
     fork_copies = NULL;
     FR_LEAVE();

@@ -71,11 +71,13 @@ int fr_seg_lookup_borrowed(const void *addr, size_t len, fr_seg_ref *ref);
 /* Borrowing: make the program's own memory [at, at + bytes) (whole pages, private anonymous
  * memory: the caller checks, node/shm_adopt.h) a segment in place: same addresses, contents
  * kept, mapped MAP_SHARED from a new file, so peers can map the same pages. Only the pages
- * holding data are copied. No thread may store into the range while it moves. *ref describes
- * it. Errors: as fr_seg_alloc; nothing changed then. */
+ * holding data are copied. Other threads may store into the range meanwhile: each chunk is held
+ * while it moves (page_hold.h), and without a way to hold pages this fails (FR_ERR_SHM). *ref
+ * describes it. Errors: as fr_seg_alloc; nothing changed then. */
 int fr_seg_borrow(void *at, size_t bytes, fr_seg_ref *ref);
 /* End a borrow: with `restore`, the pages become private anonymous memory again with the same
- * contents (one copy), so that free(), munmap() and fork() find ordinary memory; without, the
+ * contents (one copy; stores of other threads meanwhile wait, as for the borrow), so that
+ * free(), munmap() and fork() find ordinary memory; without, the
  * range is left alone (the program unmapped it meanwhile, and it may hold something else now).
  * FR_ERR_BASE if no borrowed segment starts at `at`. */
 int fr_seg_give_back(void *at, int restore);

@@ -1,0 +1,192 @@
+/* page_hold.c - holding stores to pages while they move (see page_hold.h).
+ *
+ * One userfaultfd per process, made at the first hold and kept until MPI_Finalize. A hold
+ * registers the range for missing-page and write-protect faults and protects it
+ * (UFFDIO_WRITEPROTECT): the kernel changes the page table entries and flushes every CPU's TLB
+ * before the ioctl returns, so no store can complete there afterwards. A page that was never
+ * touched has no entry to protect; a store to it faults as missing instead, which the same
+ * registration catches (for shared memory the kernel also leaves markers in empty entries).
+ * A store that faults waits in the kernel, on the userfaultfd, with the mm's lock released, so
+ * the mover can replace the mapping meanwhile. Nobody ever reads a fault message: UFFDIO_WAKE
+ * wakes the waiters of the range, and each retries its access from the start, now on the new
+ * mapping, which is not registered. System calls that write into the range wait the same way,
+ * since the descriptor is made without UFFD_USER_MODE_ONLY.
+ *
+ * Missing-page faults make reads of untouched pages wait too, the holder's own included: it
+ * must read the held range only where pages exist, and in a way that fails rather than waits
+ * should one vanish meanwhile (shm_seg.c reads through /proc/self/mem).
+ *
+ * ThreadSanitizer cannot see that ordering: it would take the mover's copy and the mmap that
+ * replaces the pages for accesses racing with the waiting stores. In a TSan build the holding
+ * thread's own accesses are ignored for the hold, which is exactly what the hold orders. */
+#define _GNU_SOURCE
+#include "page_hold.h"
+
+#include "core/fr.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Older kernel headers lack the device; the running kernel decides. */
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define FR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FR_TSAN 1
+#endif
+#endif
+#ifdef FR_TSAN
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+static void tsan_ignore(int on)
+{
+    if (on) {
+        AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+        AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+    } else {
+        AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+        AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+    }
+}
+#else
+static void tsan_ignore(int on) { (void)on; }
+#endif
+
+/* Write protection of anonymous memory (Linux 5.7) and of shared memory (5.19), missing pages
+ * of shared memory (4.11). */
+#define NEEDED                                                                                    \
+    ((uint64_t)(UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_WP_HUGETLBFS_SHMEM |                \
+                UFFD_FEATURE_MISSING_SHMEM))
+
+static int uffd = -1;
+static int decided; /* 0: not yet; 1: uffd usable; -1: not available (why_not) */
+static const char *why_not = "";
+
+/* A userfaultfd that also takes the kernel's own faults: the system call, else the device
+ * (Linux 6.1+), whose permissions an administrator may open without the sysctl. */
+static int uffd_open(void)
+{
+    int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 || (errno != EPERM && errno != EACCES))
+        return fd;
+    int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+    if (dev < 0) {
+        errno = EPERM;
+        return -1;
+    }
+    fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+    close(dev);
+    return fd;
+}
+
+static int decide(void)
+{
+    /* The API handshake takes the features once per descriptor; a first one asks which the
+     * kernel has (features 0 returns them all). */
+    int probe = uffd_open();
+    if (probe < 0) {
+        why_not = errno == EPERM ? "userfaultfd needs root, vm.unprivileged_userfaultfd=1 or "
+                                   "access to /dev/userfaultfd"
+                                 : "no userfaultfd in this kernel";
+        return -1;
+    }
+    struct uffdio_api api = {.api = UFFD_API};
+    int ok = ioctl(probe, UFFDIO_API, &api) == 0 && (api.features & NEEDED) == NEEDED;
+    close(probe);
+    if (!ok) {
+        why_not = "userfaultfd lacks write protection of shared memory (Linux 5.19)";
+        return -1;
+    }
+    uffd = uffd_open();
+    api = (struct uffdio_api){.api = UFFD_API, .features = NEEDED};
+    if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) != 0) {
+        if (uffd >= 0)
+            close(uffd);
+        uffd = -1;
+        why_not = "userfaultfd could not be set up";
+        return -1;
+    }
+    return 1;
+}
+
+int fr_hold_available(const char **why)
+{
+    if (!decided)
+        decided = decide();
+    if (why)
+        *why = decided > 0 ? "" : why_not;
+    return decided > 0;
+}
+
+static struct uffdio_range range_of(const fr_hold *h)
+{
+    return (struct uffdio_range){(uint64_t)(uintptr_t)h->at, h->bytes};
+}
+
+int fr_hold_begin(void *at, size_t bytes, fr_hold *h)
+{
+    const char *why;
+    if (!fr_hold_available(&why))
+        return fr_errorf(FR_ERR_SHM, "holding stores to [%p, +%zu): %s", at, bytes, why);
+    *h = (fr_hold){.at = at, .bytes = bytes};
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &h->saved);
+    struct uffdio_register reg = {.range = range_of(h), .mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP};
+    if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) {
+        int err = errno;
+        pthread_sigmask(SIG_SETMASK, &h->saved, NULL);
+        return fr_errorf(FR_ERR_SHM, "holding stores to [%p, +%zu): UFFDIO_REGISTER: %s", at,
+                         bytes, strerror(err));
+    }
+    struct uffdio_writeprotect wp = {.range = range_of(h), .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+    if (!(reg.ioctls & ((uint64_t)1 << _UFFDIO_WRITEPROTECT)) ||
+        ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) != 0) {
+        int err = errno;
+        struct uffdio_range r = range_of(h);
+        (void)ioctl(uffd, UFFDIO_UNREGISTER, &r);
+        pthread_sigmask(SIG_SETMASK, &h->saved, NULL);
+        return fr_errorf(FR_ERR_SHM, "holding stores to [%p, +%zu): UFFDIO_WRITEPROTECT: %s", at,
+                         bytes, strerror(err));
+    }
+    tsan_ignore(1);
+    return MPI_SUCCESS;
+}
+
+void fr_hold_end(fr_hold *h, int replaced)
+{
+    struct uffdio_range r = range_of(h);
+    tsan_ignore(0);
+    if (!replaced) {
+        /* Lifting the protection wakes the waiters too; unregistering merges the mapping back. */
+        struct uffdio_writeprotect wp = {.range = r, .mode = 0};
+        if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) != 0 || ioctl(uffd, UFFDIO_UNREGISTER, &r) != 0)
+            fr_fatal("could not lift the write protection of [%p, +%zu): %s", (void *)h->at,
+                     h->bytes, strerror(errno));
+    }
+    if (ioctl(uffd, UFFDIO_WAKE, &r) != 0)
+        fr_fatal("could not wake the stores held at [%p, +%zu): %s", (void *)h->at, h->bytes,
+                 strerror(errno));
+    pthread_sigmask(SIG_SETMASK, &h->saved, NULL);
+}
+
+void fr_hold_finalize(void)
+{
+    if (uffd >= 0)
+        close(uffd);
+    uffd = -1;
+    decided = 0;
+}
