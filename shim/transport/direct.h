@@ -67,8 +67,8 @@ void fr_direct_region_attached(fr_win *w, fr_region *r);
 /* MPI_Win_detach of r (or an attach that failed): empty its slot, so that a node peer that
  * learned r sends its later operations on r to this process, which refuses them. */
 void fr_direct_region_detached(fr_win *w, const fr_region *r);
-/* Is what this origin knows of the target's region around [lo, hi) still true? 0 only when
- * the region lies in the target's segment and its slot shows that attach is gone (detached,
+/* Is what this origin knows of the target's regions that hold [lo, hi) still true? 0 only when
+ * one of them lies in the target's segment and its slot shows that attach is gone (detached,
  * perhaps attached again): the origin learns the target's regions again before judging. */
 int fr_direct_region_current(fr_win *w, int target, uint64_t lo, uint64_t hi);
 /* The origin has just learned target's regions (fr_peer.known): map those that lie in the
