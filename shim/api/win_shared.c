@@ -26,6 +26,7 @@
 
 struct fr_shared {
     fr_shared_where mine;
+    int noncontig;    /* made with alloc_shared_noncontig: an empty part has no address */
     int n;
     char **part;      /* by window rank: the member's part at its address here (NULL: none) */
     fr_win_mem *maps; /* by window rank: the mapping of its segment this window took, if any */
@@ -67,6 +68,7 @@ int fr_shared_map(const fr_win *w, const fr_shared_where *all, int n, int me, fr
     const fr_shared_where *mine = &all[me];
     fr_shared *s = shared_new(n);
     s->mine = *mine;
+    s->noncontig = w->shared->noncontig;
     int rc = MPI_SUCCESS;
     for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
         const fr_shared_where *at = &all[r];
@@ -209,7 +211,10 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
         rc = fr_errorf(FR_ERR_SHARED, "the communicator spans more than one node");
     if (rc == MPI_SUCCESS)
         rc = share_segment(comm, total, &mem, &where);
-    char *base = mem.addr ? (char *)mem.addr + mine_at : NULL;
+    /* An empty part of a contiguous window has the address where the next part starts (MPI:
+     * contiguous across ranks, so programs count addresses from it; Open MPI answers so); in a
+     * non-contiguous one it has none, NULL, as both libraries answer. */
+    char *base = mem.addr && (!noncontig || size > 0) ? (char *)mem.addr + mine_at : NULL;
     if (rc == MPI_SUCCESS)
         rc = fr_win_make(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, &w);
     if (rc == MPI_SUCCESS) {
@@ -217,9 +222,10 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
         fr_shared *sh = shared_new(n);
         where.offset = mine_at;
         sh->mine = where;
+        sh->noncontig = noncontig;
         MPI_Aint off = 0;
         for (int r = 0; r < n; r++) {
-            if (mem.addr)
+            if (mem.addr && (!noncontig || w->peers[r].size > 0))
                 sh->part[r] = (char *)mem.addr + off;
             off = (off + w->peers[r].size + align - 1) / align * align;
         }
@@ -257,7 +263,7 @@ FR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp
             ;
     *size = w->peers[r].size;
     *disp_unit = w->peers[r].disp_unit;
-    *(void **)baseptr = w->shared->part[r];
+    *(void **)baseptr = *size == 0 && w->shared->noncontig ? NULL : w->shared->part[r];
     FR_WIN_EXIT("MPI_Win_shared_query", MPI_SUCCESS);
 }
 FR_PMPI(Win_shared_query);
