@@ -377,6 +377,14 @@ static dpeer *peer_of(fr_win *w, int target)
 
 int fr_direct_reached(fr_win *w, int target) { return peer_of(w, target) != NULL; }
 
+char *fr_direct_window_at(fr_win *w, int target)
+{
+    dpeer *d = peer_of(w, target);
+    if (!d || d->mode != D_MAP || d->map_lo != 0 || d->map_hi != w->peers[target].size)
+        return NULL; /* the end pages of an adopted window are not mapped (publish_window) */
+    return d->win;
+}
+
 int fr_direct_complete(fr_win *w, int target)
 {
     dpeer *d = peer_of(w, target);

@@ -92,6 +92,12 @@ int fr_direct_reached(fr_win *w, int target);
  * COMPLETE packet (fr_peer.close_ack): an unread one would close a later exposure epoch there.
  * Returns 1 if done. */
 int fr_direct_complete(fr_win *w, int target);
+/* Where node peer target's whole window lies here, for the program's loads and stores
+ * (MPI_Win_shared_query): all of it mapped (MPI_Alloc_mem or MPI_Win_allocate memory, or an
+ * adopted MPI_Win_create window of whole pages), until the window is freed or its members
+ * change; NULL if any of it is not (another node, cross-memory attach only, the end pages of an
+ * adopted window, FLEXRMA_DIRECT=0). Maps a peer attached on first use. */
+char *fr_direct_window_at(fr_win *w, int target);
 /* Is target's window reached directly and mapped already (fr_direct_reached, without mapping
  * a peer not used so far)? */
 int fr_direct_mapped(const fr_win *w, int target);

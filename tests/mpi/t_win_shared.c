@@ -3,9 +3,10 @@
  * with alloc_shared_noncontig, MPI_PROC_NULL naming the first member with memory); processes
  * load and store each other's parts; RMA, the atomics, MPI_Iput and the proposal's counters work
  * on them; bad arguments give MPI_ERR_RANK, MPI_ERR_SIZE and MPI_ERR_RMA_FLAVOR (the query on
- * another flavor), and change nothing; a membership change to the same members succeeds
+ * a dynamic window), and change nothing; a membership change to the same members succeeds
  * (t_change_flavors tests joins and leaves); an empty part's base is NULL in a noncontiguous
- * window, where the next part starts in a contiguous one. */
+ * window, where the next part starts in a contiguous one (t_shared_query: the query on windows
+ * of MPI_Win_allocate and MPI_Win_create). */
 #include "errors_common.h"
 #include "sync_common.h"
 
@@ -195,13 +196,12 @@ static void errors(const swin *s)
     MPI_Win win;
     expect(MPI_ERR_SIZE, "MPI_Win_allocate_shared of -8 bytes",
            MPI_Win_allocate_shared(-8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
-    int buf[4] = {0};
-    MPI_Win cwin;
-    MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &cwin);
-    MPI_Win_set_errhandler(cwin, MPI_ERRORS_RETURN);
-    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query of a window of MPI_Win_create",
-           MPI_Win_shared_query(cwin, 0, &size, &unit, &p));
-    MPI_Win_free(&cwin);
+    MPI_Win dwin; /* MPI-4.1 allows the query on shared, allocated and created windows */
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dwin);
+    MPI_Win_set_errhandler(dwin, MPI_ERRORS_RETURN);
+    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query of a window of MPI_Win_create_dynamic",
+           MPI_Win_shared_query(dwin, 0, &size, &unit, &p));
+    MPI_Win_free(&dwin);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
