@@ -26,6 +26,7 @@
 
 struct fr_shared {
     fr_shared_where mine;
+    int noncontig;    /* made with alloc_shared_noncontig: an empty part has no address */
     int n;
     char **part;      /* by window rank: the member's part at its address here (NULL: none) */
     fr_win_mem *maps; /* by window rank: the mapping of its segment this window took, if any */
@@ -67,6 +68,7 @@ int fr_shared_map(const fr_win *w, const fr_shared_where *all, int n, int me, fr
     const fr_shared_where *mine = &all[me];
     fr_shared *s = shared_new(n);
     s->mine = *mine;
+    s->noncontig = w->shared->noncontig;
     int rc = MPI_SUCCESS;
     for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
         const fr_shared_where *at = &all[r];
@@ -209,7 +211,10 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
         rc = fr_errorf(FR_ERR_SHARED, "the communicator spans more than one node");
     if (rc == MPI_SUCCESS)
         rc = share_segment(comm, total, &mem, &where);
-    char *base = mem.addr ? (char *)mem.addr + mine_at : NULL;
+    /* An empty part of a contiguous window has the address where the next part starts (MPI:
+     * contiguous across ranks, so programs count addresses from it; Open MPI answers so); in a
+     * non-contiguous one it has none, NULL, as both libraries answer. */
+    char *base = mem.addr && (!noncontig || size > 0) ? (char *)mem.addr + mine_at : NULL;
     if (rc == MPI_SUCCESS)
         rc = fr_win_make(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, &w);
     if (rc == MPI_SUCCESS) {
@@ -217,9 +222,10 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
         fr_shared *sh = shared_new(n);
         where.offset = mine_at;
         sh->mine = where;
+        sh->noncontig = noncontig;
         MPI_Aint off = 0;
         for (int r = 0; r < n; r++) {
-            if (mem.addr)
+            if (mem.addr && (!noncontig || w->peers[r].size > 0))
                 sh->part[r] = (char *)mem.addr + off;
             off = (off + w->peers[r].size + align - 1) / align * align;
         }
@@ -234,14 +240,33 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
 }
 FR_PMPI(Win_allocate_shared);
 
+/* Member r's memory where this process loads and stores it, *size its bytes (0: none here).
+ * Shared windows: its part. Others (MPI-4.1 allows the call on them): my own window, or a node
+ * peer's window that this process maps whole (direct.c); else nothing. */
+static char *member_at(fr_win *w, int r, MPI_Aint *size)
+{
+    if (w->attr_flavor == MPI_WIN_FLAVOR_SHARED) {
+        *size = w->peers[r].size;
+        return *size == 0 && w->shared->noncontig ? NULL : w->shared->part[r];
+    }
+    if (r == w->rank) {
+        *size = w->win_size;
+        return w->base;
+    }
+    char *at = w->peers[r].size > 0 ? fr_direct_window_at(w, r) : NULL;
+    *size = at ? w->peers[r].size : 0;
+    return at;
+}
+
 FR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                                 void *baseptr)
 {
     FR_WIN_ENTRY(win, FR_NEXT(Win_shared_query)(win, rank, size, disp_unit, baseptr));
-    if (w->attr_flavor != MPI_WIN_FLAVOR_SHARED)
+    if (w->attr_flavor == MPI_WIN_FLAVOR_DYNAMIC) /* MPI-4.1 names the other three flavors */
         FR_WIN_EXIT("MPI_Win_shared_query",
                     fr_errorf(FR_ERR_FLAVOR, "MPI_Win_shared_query needs a window made by "
-                                             "MPI_Win_allocate_shared; this one was made by %s",
+                                             "MPI_Win_allocate_shared, MPI_Win_allocate or "
+                                             "MPI_Win_create; this one was made by %s",
                               fr_win_made_by(w)));
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
         FR_WIN_EXIT("MPI_Win_shared_query",
@@ -252,12 +277,20 @@ FR_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp
                     fr_errorf(FR_ERR_ARG, "%s is NULL",
                               !size ? "size" : !disp_unit ? "disp_unit" : "baseptr"));
     int r = rank;
-    if (r == MPI_PROC_NULL) /* the first member with memory; if none, rank 0 (size 0) */
-        for (r = 0; r < w->size - 1 && w->peers[r].size == 0; r++)
-            ;
-    *size = w->peers[r].size;
+    MPI_Aint bytes = 0;
+    char *at = NULL;
+    if (r == MPI_PROC_NULL) { /* the first member with memory here; if none, rank 0's answer */
+        for (r = 0; r < w->size; r++)
+            if (w->peers[r].size > 0 && (at = member_at(w, r, &bytes)) && bytes > 0)
+                break;
+        if (r == w->size)
+            r = 0, at = member_at(w, 0, &bytes);
+    } else {
+        at = member_at(w, r, &bytes);
+    }
+    *size = bytes;
     *disp_unit = w->peers[r].disp_unit;
-    *(void **)baseptr = w->shared->part[r];
+    *(void **)baseptr = at;
     FR_WIN_EXIT("MPI_Win_shared_query", MPI_SUCCESS);
 }
 FR_PMPI(Win_shared_query);

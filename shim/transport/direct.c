@@ -377,6 +377,14 @@ static dpeer *peer_of(fr_win *w, int target)
 
 int fr_direct_reached(fr_win *w, int target) { return peer_of(w, target) != NULL; }
 
+char *fr_direct_window_at(fr_win *w, int target)
+{
+    dpeer *d = peer_of(w, target);
+    if (!d || d->mode != D_MAP || d->map_lo != 0 || d->map_hi != w->peers[target].size)
+        return NULL; /* the end pages of an adopted window are not mapped (publish_window) */
+    return d->win;
+}
+
 int fr_direct_complete(fr_win *w, int target)
 {
     dpeer *d = peer_of(w, target);
@@ -492,25 +500,33 @@ void fr_direct_regions_learned(fr_win *w, int target)
     d->nregions = k->n;
 }
 
+/* Is the attach of the learned region r still in its slot of the peer's state page (acquire:
+ * the peer's stores before the attach come first)? Regions outside its segments have no slot. */
+static int attach_current(const dpeer *d, const fr_region *r)
+{
+    return r->gen == 0 || r->slot >= REGION_SLOTS ||
+           AO_load_acquire(&d->state->region_gen[r->slot]) == (AO_t)r->gen;
+}
+
 int fr_direct_region_current(fr_win *w, int target, uint64_t lo, uint64_t hi)
 {
     dpeer *d = peer_of(w, target);
     if (!d || d->mode != D_DYN)
         return 1;
     const fr_regions *k = &w->peers[target].known;
-    int i = fr_regions_find(k, lo, hi);
-    if (i < 0)
-        return 1;
-    const fr_region *r = &k->r[i];
-    return r->gen == 0 || r->slot >= REGION_SLOTS ||
-           AO_load_acquire(&d->state->region_gen[r->slot]) == (AO_t)r->gen;
+    int last, i = fr_regions_span(k, lo, hi, &last);
+    for (; i >= 0 && i <= last; i++)
+        if (!attach_current(d, &k->r[i]))
+            return 0;
+    return 1;
 }
 
-/* Where op's target memory lies here, on a D_DYN peer: inside one learned region that this
- * process maps; with `still`, only if the peer still has that very attach of it in its slot
- * (acquire: its stores before the attach come first). *key: what the stripes count from, the
- * peer's address 0 as seen here, as the peer itself counts (fr_direct_region_attached). NULL:
- * op travels, and the target checks it against its table. */
+/* Where op's target memory lies here, on a D_DYN peer: inside learned regions that this process
+ * maps, one region or several attached back to back that lie at the same place here (in one
+ * segment: each region mapped with its segment, which is mapped once); with `still`, only if
+ * the peer still has each of those very attaches in its slot. *key: what the stripes count
+ * from, the peer's address 0 as seen here, as the peer itself counts
+ * (fr_direct_region_attached). NULL: op travels, and the target checks it against its table. */
 static char *dyn_at(fr_win *w, int target, const dpeer *d, const fr_op *op, int still,
                     const char **key)
 {
@@ -519,13 +535,21 @@ static char *dyn_at(fr_win *w, int target, const dpeer *d, const fr_op *op, int 
             MPI_SUCCESS || hi <= lo || lo < 0)
         return NULL;
     const fr_regions *k = &w->peers[target].known;
-    int i = fr_regions_find(k, (uint64_t)lo, (uint64_t)hi);
-    if (i < 0 || i >= d->nregions || !d->regions[i].at)
+    int last, first = fr_regions_span(k, (uint64_t)lo, (uint64_t)hi, &last);
+    if (first < 0 || last >= d->nregions)
         return NULL;
-    const fr_region *r = &k->r[i];
-    if (still && AO_load_acquire(&d->state->region_gen[r->slot]) != (AO_t)r->gen)
-        return NULL;
-    uintptr_t zero = (uintptr_t)d->regions[i].at - (uintptr_t)r->base; /* address 0 here */
+    uintptr_t zero = 0; /* address 0 here */
+    for (int i = first; i <= last; i++) {
+        const fr_region *r = &k->r[i];
+        if (r->size == 0) /* an empty region between two others holds nothing */
+            continue;
+        if (!d->regions[i].at || (still && !attach_current(d, r)))
+            return NULL;
+        uintptr_t z = (uintptr_t)d->regions[i].at - (uintptr_t)r->base;
+        if (i > first && z != zero)
+            return NULL;
+        zero = z;
+    }
     if (key)
         *key = (const char *)zero;
     return (char *)(zero + (uintptr_t)op->target_disp);

@@ -67,8 +67,8 @@ void fr_direct_region_attached(fr_win *w, fr_region *r);
 /* MPI_Win_detach of r (or an attach that failed): empty its slot, so that a node peer that
  * learned r sends its later operations on r to this process, which refuses them. */
 void fr_direct_region_detached(fr_win *w, const fr_region *r);
-/* Is what this origin knows of the target's region around [lo, hi) still true? 0 only when
- * the region lies in the target's segment and its slot shows that attach is gone (detached,
+/* Is what this origin knows of the target's regions that hold [lo, hi) still true? 0 only when
+ * one of them lies in the target's segment and its slot shows that attach is gone (detached,
  * perhaps attached again): the origin learns the target's regions again before judging. */
 int fr_direct_region_current(fr_win *w, int target, uint64_t lo, uint64_t hi);
 /* The origin has just learned target's regions (fr_peer.known): map those that lie in the
@@ -92,6 +92,12 @@ int fr_direct_reached(fr_win *w, int target);
  * COMPLETE packet (fr_peer.close_ack): an unread one would close a later exposure epoch there.
  * Returns 1 if done. */
 int fr_direct_complete(fr_win *w, int target);
+/* Where node peer target's whole window lies here, for the program's loads and stores
+ * (MPI_Win_shared_query): all of it mapped (MPI_Alloc_mem or MPI_Win_allocate memory, or an
+ * adopted MPI_Win_create window of whole pages), until the window is freed or its members
+ * change; NULL if any of it is not (another node, cross-memory attach only, the end pages of an
+ * adopted window, FLEXRMA_DIRECT=0). Maps a peer attached on first use. */
+char *fr_direct_window_at(fr_win *w, int target);
 /* Is target's window reached directly and mapped already (fr_direct_reached, without mapping
  * a peer not used so far)? */
 int fr_direct_mapped(const fr_win *w, int target);

@@ -2,7 +2,8 @@
  * non-overlapping [base, base + size) regions sorted by base: the target's own table, which
  * every operation is checked against before it touches memory, and each origin's cached copy of
  * a target's table (fr_peer.known). Few regions per process: a sorted array, binary search. The
- * entries' other fields (how node peers reach a region directly) are direct.c's. */
+ * entries' other fields (how node peers reach a region directly) are direct.c's. A range is
+ * attached when regions attached back to back hold it, one or several. */
 #include "win.h"
 
 #include <stdlib.h>
@@ -54,15 +55,40 @@ int fr_regions_remove(fr_regions *t, uint64_t base, fr_region *gone)
     return MPI_SUCCESS;
 }
 
-int fr_regions_find(const fr_regions *t, uint64_t lo, uint64_t hi)
+/* Index of the region that holds addr, -1 if none does. (An empty region lies at most at the
+ * end of the one before it, never inside it, so the last region from addr down decides.) */
+static int holding(const fr_regions *t, uint64_t addr)
 {
-    int i = after(t, lo) - 1;
-    return i >= 0 && hi <= t->r[i].base + t->r[i].size ? i : -1;
+    int i = after(t, addr) - 1;
+    return i >= 0 && addr - t->r[i].base < t->r[i].size ? i : -1;
+}
+
+int fr_regions_span(const fr_regions *t, uint64_t lo, uint64_t hi, int *last)
+{
+    int first = holding(t, lo);
+    if (first < 0)
+        return -1;
+    /* MPI asks only that the memory accessed be attached: an access may run on from one region
+     * into the next one attached right behind it (MPICH's win_dynamic_rma_flush_get does). */
+    int i = first;
+    uint64_t end = t->r[i].base + t->r[i].size;
+    while (end < hi) {
+        int k = i + 1;
+        while (k < t->n && t->r[k].size == 0) /* empty regions hold nothing */
+            k++;
+        if (k == t->n || t->r[k].base != end)
+            return -1;
+        i = k;
+        end += t->r[i].size;
+    }
+    *last = i;
+    return first;
 }
 
 int fr_regions_cover(const fr_regions *t, uint64_t lo, uint64_t hi)
 {
-    return fr_regions_find(t, lo, hi) >= 0;
+    int last;
+    return fr_regions_span(t, lo, hi, &last) >= 0;
 }
 
 void fr_regions_set(fr_regions *t, const fr_region *r, int n)

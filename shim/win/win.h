@@ -121,10 +121,12 @@ typedef struct fr_regions {
 int fr_regions_add(fr_regions *t, const fr_region *r);
 /* Remove the region that starts at base, a copy of it into *gone: FR_ERR_ATTACH if none does. */
 int fr_regions_remove(fr_regions *t, uint64_t base, fr_region *gone);
-/* 1 if [lo, hi) (lo < hi) lies inside one region. */
+/* 1 if [lo, hi) (lo < hi) is attached: it lies in one region, or in regions attached back to
+ * back (each starting where the one before it ends). */
 int fr_regions_cover(const fr_regions *t, uint64_t lo, uint64_t hi);
-/* Index of the region that holds [lo, hi) (lo < hi), -1 if none does. */
-int fr_regions_find(const fr_regions *t, uint64_t lo, uint64_t hi);
+/* The regions that hold [lo, hi) (lo < hi): the index of the first, *last that of the last
+ * (empty regions between them hold nothing); -1 if [lo, hi) is not attached. */
+int fr_regions_span(const fr_regions *t, uint64_t lo, uint64_t hi, int *last);
 /* Replace the table's contents by n regions, sorted (a target's table as an origin learned it). */
 void fr_regions_set(fr_regions *t, const fr_region *r, int n);
 void fr_regions_free(fr_regions *t);

@@ -240,7 +240,7 @@ void fz_bad_window(fz_run *r)
     fz_call c = {.target = -1};
     int rc, untouched = 1;
     static int spare[8];
-    int query_ok = w->flavor == FL_SHARED;
+    int query_ok = w->flavor != FL_DYNAMIC; /* MPI-4.1: shared, allocated and created windows */
     if (query_ok && fz_below(g, 3) == 0) {
         MPI_Aint size = -5;
         int unit = -5;
@@ -255,27 +255,15 @@ void fz_bad_window(fz_run *r)
     } else if (w->flavor != FL_DYNAMIC) {
         c.expect = MPI_ERR_RMA_FLAVOR;
         snprintf(c.what, sizeof c.what, "on a window of MPI_Win_%s", fz_flavor_name[w->flavor]);
-        switch (fz_below(g, query_ok ? 2 : 3)) {
-        case 0:
+        if (fz_below(g, 2) == 0) {
             snprintf(c.fn, sizeof c.fn, "MPI_Win_attach");
             rc = MPI_Win_attach(w->win, spare, sizeof spare);
-            break;
-        case 1:
+        } else {
             snprintf(c.fn, sizeof c.fn, "MPI_Win_detach");
             rc = MPI_Win_detach(w->win, w->mem);
-            break;
-        default: {
-            MPI_Aint size = -5;
-            int unit = -5;
-            void *base = spare;
-            snprintf(c.fn, sizeof c.fn, "MPI_Win_shared_query");
-            rc = MPI_Win_shared_query(w->win, fz_below(g, r->nprocs), &size, &unit, &base);
-            untouched = size == -5 && unit == -5 && base == spare;
-            break;
-        }
         }
     } else {
-        switch (fz_below(g, 4)) {
+        switch (fz_below(g, 5)) {
         case 0: {
             int off = fz_below(g, FZ_NW);
             snprintf(c.fn, sizeof c.fn, "MPI_Win_attach");
@@ -299,6 +287,17 @@ void fz_bad_window(fz_run *r)
             c.expect = MPI_ERR_ARG;
             rc = MPI_Win_attach(w->win, NULL, 16);
             break;
+        case 3: {
+            MPI_Aint size = -5;
+            int unit = -5;
+            void *base = spare;
+            snprintf(c.fn, sizeof c.fn, "MPI_Win_shared_query");
+            snprintf(c.what, sizeof c.what, "on a window of MPI_Win_create_dynamic");
+            c.expect = MPI_ERR_RMA_FLAVOR;
+            rc = MPI_Win_shared_query(w->win, fz_below(g, r->nprocs), &size, &unit, &base);
+            untouched = size == -5 && unit == -5 && base == spare;
+            break;
+        }
         default: {
             int inside = fz_below(g, 2);
             snprintf(c.fn, sizeof c.fn, "MPI_Win_detach");

@@ -1,8 +1,8 @@
 /* t_errors.c - erroneous one-sided calls under MPI_ERRORS_RETURN: each returns a code of the
  * right MPI error class (MPI_Error_class) and changes nothing: target memory stays as it was and
  * the open epoch stays usable (a valid operation follows in it). Also: error strings name
- * flexrma, MPI_Win_attach/detach/shared_query on a create window give MPI_ERR_RMA_FLAVOR,
- * MPI_Free_mem and MPI_Win_create errors are raised on the communicator.
+ * flexrma, MPI_Win_attach/detach on a create window and MPI_Win_shared_query on a dynamic one
+ * give MPI_ERR_RMA_FLAVOR, MPI_Free_mem and MPI_Win_create errors are raised on the communicator.
  *
  * Every rank makes the same mistakes towards its right neighbour (collective calls such as fence
  * and MPI_Win_free fail on every rank alike) and keeps a model of its own window: what its left
@@ -285,7 +285,9 @@ static void group_errors(void)
 }
 
 /* Part 8 (4 tests): calls MPI defines for windows of other flavors. Open MPI answers the same on
- * its own create windows (MPI_ERR_RMA_FLAVOR; MPI_Win_detach there gives MPI_ERR_WIN). */
+ * its own create windows (MPI_ERR_RMA_FLAVOR; MPI_Win_detach there gives MPI_ERR_WIN).
+ * MPI_Win_shared_query: MPI-4.1 allows it on created windows (t_shared_query), not on dynamic
+ * ones. */
 static void other_flavor_errors(void)
 {
     MPI_Aint size = -1;
@@ -295,9 +297,13 @@ static void other_flavor_errors(void)
     expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach on a create window",
            MPI_Win_attach(w.win, region, sizeof region));
     expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach on a create window", MPI_Win_detach(w.win, bad));
-    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query on a create window",
-           MPI_Win_shared_query(w.win, rank, &size, &unit, &base));
+    MPI_Win dyn;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
+    MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query on a dynamic window",
+           MPI_Win_shared_query(dyn, rank, &size, &unit, &base));
     ok(size == -1 && unit == -1 && base == bad, "the failed MPI_Win_shared_query wrote nothing");
+    MPI_Win_free(&dyn);
 }
 
 int main(int argc, char **argv)

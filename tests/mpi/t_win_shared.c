@@ -3,8 +3,10 @@
  * with alloc_shared_noncontig, MPI_PROC_NULL naming the first member with memory); processes
  * load and store each other's parts; RMA, the atomics, MPI_Iput and the proposal's counters work
  * on them; bad arguments give MPI_ERR_RANK, MPI_ERR_SIZE and MPI_ERR_RMA_FLAVOR (the query on
- * another flavor), and change nothing; a membership change to the same members succeeds
- * (t_change_flavors tests joins and leaves). */
+ * a dynamic window), and change nothing; a membership change to the same members succeeds
+ * (t_change_flavors tests joins and leaves); an empty part's base is NULL in a noncontiguous
+ * window, where the next part starts in a contiguous one (t_shared_query: the query on windows
+ * of MPI_Win_allocate and MPI_Win_create). */
 #include "errors_common.h"
 #include "sync_common.h"
 
@@ -194,13 +196,12 @@ static void errors(const swin *s)
     MPI_Win win;
     expect(MPI_ERR_SIZE, "MPI_Win_allocate_shared of -8 bytes",
            MPI_Win_allocate_shared(-8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
-    int buf[4] = {0};
-    MPI_Win cwin;
-    MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &cwin);
-    MPI_Win_set_errhandler(cwin, MPI_ERRORS_RETURN);
-    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query of a window of MPI_Win_create",
-           MPI_Win_shared_query(cwin, 0, &size, &unit, &p));
-    MPI_Win_free(&cwin);
+    MPI_Win dwin; /* MPI-4.1 allows the query on shared, allocated and created windows */
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dwin);
+    MPI_Win_set_errhandler(dwin, MPI_ERRORS_RETURN);
+    expect(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query of a window of MPI_Win_create_dynamic",
+           MPI_Win_shared_query(dwin, 0, &size, &unit, &p));
+    MPI_Win_free(&dwin);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
@@ -217,10 +218,46 @@ static void empty(void)
     MPI_Win_free(&win);
 }
 
+/* Part 7 (2 tests): odd ranks allocate nothing. With alloc_shared_noncontig an empty part has
+ * no address: NULL from MPI_Win_allocate_shared and MPI_Win_shared_query (as Open MPI and MPICH
+ * answer; MPICH's win_shared_noncontig_put checks it); in a contiguous window it starts where
+ * the next part starts, which programs count addresses from (as Open MPI answers). */
+static void empty_parts(int noncontig)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (noncontig) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    }
+    int unset, *base = &unset, *got; /* the call must set it, NULL or not */
+    MPI_Win win;
+    MPI_Aint mine = rank % 2 ? 0 : 16 * sizeof(int), size, prev_size = 0;
+    MPI_Win_allocate_shared(mine, sizeof(int), info, MPI_COMM_WORLD, &base, &win);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    int good = rank % 2 == 0 || noncontig == (base == NULL), unit;
+    char *prev = NULL;
+    for (int r = 0; r < nprocs; r++) {
+        MPI_Win_shared_query(win, r, &size, &unit, &got);
+        good &= size == (r % 2 ? 0 : 16 * (MPI_Aint)sizeof(int)) && unit == (int)sizeof(int);
+        if (r == rank)
+            good &= got == base;
+        if (r % 2 && noncontig)
+            good &= got == NULL;
+        else if (r % 2 || !noncontig)
+            good &= got != NULL && (r == 0 || (char *)got == prev + prev_size);
+        prev = (char *)got;
+        prev_size = size;
+    }
+    ok(good, "%s window, odd ranks empty: %s", noncontig ? "noncontiguous" : "contiguous",
+       noncontig ? "an empty part's base is NULL" : "an empty part starts where the next one does");
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(5 + 3 + 1 + 3 + 4 + (3 + 1) + 1);
+    tap_plan(5 + 3 + 1 + 3 + 4 + (3 + 1) + 1 + 2);
     swin s;
     swin_allocate(&s, 0);
     attributes(&s);
@@ -235,5 +272,7 @@ int main(int argc, char **argv)
     load_store(&s, 1);
     MPI_Win_free(&s.win);
     empty();
+    empty_parts(1);
+    empty_parts(0);
     return test_done();
 }

@@ -321,13 +321,22 @@ static void run_ops(program *p, epoch *e, int only_target)
     }
 }
 
-/* Complete the requests no wait of the program completed, and free the datatypes. */
-static void finish(program *p, epoch *e)
+/* Complete the requests no wait of the program completed. */
+static void complete_requests(program *p, epoch *e)
 {
     for (int i = 0; i < e->nprog[p->wrank]; i++) {
         op *o = &e->prog[p->wrank][i];
         if (o->req != MPI_REQUEST_NULL)
             CHECK(MPI_Wait(&o->req, MPI_STATUS_IGNORE));
+    }
+}
+
+/* At the epoch's end: complete what is left, and free the datatypes. */
+static void finish(program *p, epoch *e)
+{
+    complete_requests(p, e);
+    for (int i = 0; i < e->nprog[p->wrank]; i++) {
+        op *o = &e->prog[p->wrank][i];
         free_type(&o->ttype);
         free_type(&o->otype);
         free_type(&o->rtype);
@@ -508,13 +517,13 @@ static void counter_origin(program *p, epoch *e, void *arg)
     free(reqs);
 }
 
-/* My signalled puts' requests complete before I wait for the bumps of others (finish); the
- * finish of exec_epoch then finds nothing left to complete or free. */
+/* My signalled puts' requests complete before I wait for the bumps of others; exec_epoch's
+ * finish then frees the datatypes, once. */
 static void signal_origin(program *p, epoch *e, void *arg)
 {
     (void)arg;
     run_ops(p, e, -1);
-    finish(p, e);
+    complete_requests(p, e);
 }
 
 void exec_epoch(program *p, epoch *e, int index)
