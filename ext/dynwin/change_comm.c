@@ -434,6 +434,7 @@ static int rebuild(fr_win *w, MPI_Comm comm, const member *members, uint64_t uid
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);
     w->start_active = w->post_active = 0;
+    w->self_starts = w->self_posts = 0; /* my window rank changes; both epochs are closed */
     w->nlocks = 0;
     w->fence = FR_FENCE_OFF;
     w->fence_ops = w->fence_count = w->fence_opened = w->fence_closes = 0;

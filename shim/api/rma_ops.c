@@ -4,7 +4,8 @@
  * target's window size and displacement unit (seed 000 section 3: "can easily be checked locally"),
  * finds the epoch the operation belongs to, and queues it for the epoch's closing call. Nothing is
  * sent here (seed 001 section 4); only a copy into a node peer's window whose epoch allows it
- * happens at once (fr_rma_issue, or before all that the short path of rma_ops.h). The target
+ * happens at once (fr_rma_issue, or before all that the short path of rma_ops.h), and an
+ * operation to myself runs at once wherever my window is open to it (issue_self). The target
  * checks the range again when the operation arrives. */
 #include "dtype/acc.h"
 #include "core/next.h"
@@ -84,6 +85,23 @@ static int copy_now(fr_win *w, int target, const fr_op *op, const fr_opq *q, int
            fr_direct_try(w, target, op, rc);
 }
 
+/* An operation to myself completes at the call wherever my window is open to it now (sync/epoch.c
+ * says where), results included: the program may then reuse or free its buffers at once, as
+ * on an MPI that completes operations on its own process at the call. Nothing else would touch
+ * those buffers later: queued, they would be read and written at the closing call. */
+static int issue_self(fr_win *w, const fr_op *op)
+{
+    int rc, drc;
+    if (fr_win_self_ready(w, op->epoch, &drc)) {
+        rc = fr_self_run(w, op);
+    } else {
+        fr_peer *me = &w->peers[w->rank];
+        fr_opq_push(op->epoch == FR_EPOCH_COUNTER ? &me->cq : &me->q, op);
+        rc = MPI_SUCCESS;
+    }
+    return drc ? drc : rc;
+}
+
 static inline __attribute__((always_inline)) int issue(fr_win *w, int target, const fr_op *op)
 {
     fr_peer *p = &w->peers[target];
@@ -92,8 +110,10 @@ static inline __attribute__((always_inline)) int issue(fr_win *w, int target, co
     int rc = MPI_SUCCESS;
     /* A counter epoch has no closing call that could batch its operations better than packing
      * them now (the queued ones must stay behind, in order). */
-    if (!copy_now(w, target, op, q, &rc) &&
-        !(counter && q->n == 0 && fr_batch_pack_now(w, target, op, &rc)))
+    if (FR_UNLIKELY(target == w->rank))
+        rc = issue_self(w, op);
+    else if (!copy_now(w, target, op, q, &rc) &&
+             !(counter && q->n == 0 && fr_batch_pack_now(w, target, op, &rc)))
         fr_opq_push(q, op);
     if (op->epoch == FR_EPOCH_FENCE)
         w->fence_ops++;

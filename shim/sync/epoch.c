@@ -69,6 +69,54 @@ int fr_win_issue_now(fr_win *w, int target)
     return rc;
 }
 
+/* ---- operations to myself ----
+ * They complete at the call wherever my window is open to them at that moment, results
+ * included, so the program may reuse or free its buffers right after the call, as on an MPI
+ * that completes operations on its own process at once (Open MPI). My window is open to my own:
+ *   fence    always: I have passed the fence that opened the epoch, which completed everything
+ *            of the epoch before aimed at my window;
+ *   lock     once I hold my lock on myself (MPI_Win_lock takes it) or with MPI_MODE_NOCHECK;
+ *   pscw     once my post matching this access epoch is open: MPI matches my k-th start that
+ *            includes me with my k-th post that includes me (a start before its post keeps
+ *            its operations queued, as MPI allows, until the first operation to myself after
+ *            that post, or MPI_Win_complete);
+ *   counter  always, like any member's window (specification, section 6).
+ * Whatever is queued to myself goes first, so an accumulate never overtakes an earlier one. */
+static int self_open(fr_win *w, fr_epoch e)
+{
+    const fr_peer *me = &w->peers[w->rank];
+    switch (e) {
+    case FR_EPOCH_FENCE:
+    case FR_EPOCH_COUNTER:
+        return 1;
+    case FR_EPOCH_LOCK:
+        return fr_lock_self_open(w);
+    case FR_EPOCH_PSCW:
+        return w->post_active && me->post_open && w->self_posts == w->self_starts;
+    default:
+        return 0;
+    }
+}
+
+int fr_win_self_ready(fr_win *w, fr_epoch e, int *rc)
+{
+    fr_peer *me = &w->peers[w->rank];
+    *rc = MPI_SUCCESS;
+    /* My queue holds the operations of one epoch (its closing call empties it); my counter
+     * queue only what came while that one could not run (counter epochs are always open). */
+    if (me->q.n > 0) {
+        if (!self_open(w, me->q.ops[0].epoch))
+            return 0;
+        *rc = me->tp->flush(w, w->rank, &me->q, NULL, NULL);
+    }
+    if (me->cq.n > 0) {
+        int crc = me->tp->flush(w, w->rank, &me->cq, NULL, NULL);
+        if (*rc == MPI_SUCCESS)
+            *rc = crc;
+    }
+    return self_open(w, e);
+}
+
 /* Synchronization packets mean the same whichever transport carried them. */
 static void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
 {

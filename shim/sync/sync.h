@@ -16,6 +16,11 @@ int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out);
 /* Issue now what is queued to target in any epoch (an operation's request is waited for before
  * the epoch's closing call), opening a lock epoch at the target if needed (epoch.c). */
 int fr_win_issue_now(fr_win *w, int target);
+/* An operation of epoch e to myself (api/rma_ops.c): may it run at the call? First runs what
+ * is queued to myself, if its epoch lets it reach my window now (*rc: the first error of
+ * those); then 1 when e lets the new operation reach my window now and nothing is queued to
+ * myself any more (it would be overtaken). 0: queue it, for the epoch's closing call. */
+int fr_win_self_ready(fr_win *w, fr_epoch e, int *rc);
 /* The protocols' side of what the transports carry (epoch.c): the value of fr_proto. */
 extern const fr_protocol fr_sync_protocol;
 
@@ -39,6 +44,9 @@ int fr_lock_poll(fr_win *w);
  * lock epoch on it (MPI_Win_lock order) is not taken yet (requesting it, sync_lock.c), nor while
  * that epoch waits for its turn in its shared lock word (drawing the ticket on the first call). */
 int fr_lock_may_issue(fr_win *w, int target);
+/* Is my lock epoch on myself open to my operations (holding the lock, or MPI_MODE_NOCHECK)?
+ * Takes the lock first if the epoch has not yet (blocking). 0: no lock epoch on myself. */
+int fr_lock_self_open(fr_win *w);
 /* The LOCK packet that must precede my next batch to target (in *buf), or NULL if none is due:
  * not a lock epoch, MPI_MODE_NOCHECK, myself, or already sent this epoch. */
 const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf);

@@ -1,7 +1,8 @@
 /* sync_fence.c - MPI_Win_fence without a barrier (after seed 001 section 4.1).
  *
- * The opening fence sends nothing; RMA calls queue their operations. Every fence call, opening
- * or closing, counts (fence_count), identically on every member since fence is collective; an
+ * The opening fence sends nothing; RMA calls queue their operations (those to myself run at the
+ * call: epoch.c, fr_win_self_ready). Every fence call, opening or closing, counts
+ * (fence_count), identically on every member since fence is collective; an
  * operation carries the number of the fence that closes its epoch, and a target keeps operations
  * of a fence it has not entered yet (am_recv.c), so data never lands while the target may still
  * be accessing its window in the previous epoch. A closing fence then completes the epoch in one

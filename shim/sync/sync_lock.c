@@ -1,8 +1,9 @@
 /* sync_lock.c - MPI_Win_lock/MPI_Win_unlock and the target's fair lock queue.
  *
  * Origin (seed 001 section 4.3: all work at unlock). MPI_Win_lock only records the lock; RMA calls
- * queue. MPI_Win_unlock sends ONE batch: LOCK, the operations (gets last), UNLOCK carrying how
- * many operations I have sent that target in all, then waits for UNLOCK_ACK. A single-operation
+ * queue (those to myself run at the call, under my lock on myself: epoch.c). MPI_Win_unlock
+ * sends ONE batch: LOCK, the operations (gets last), UNLOCK carrying how many operations I have
+ * sent that target in all, then waits for UNLOCK_ACK. A single-operation
  * epoch is therefore one message each way, as in seed 001's piggyback optimisation, and so is an
  * epoch of many small operations. Lock on oneself blocks in MPI_Win_lock until granted, because
  * the program may then access its window with loads and stores.
@@ -426,6 +427,28 @@ static void unlock_end(fr_win *w, int rank)
     w->nlocks--;
 }
 
+/* Take the lock on myself, after the locks I requested before it (MPI_Win_lock order). Blocks:
+ * the program may load and store its window once it holds it. */
+static void take_self(fr_win *w, int type)
+{
+    peer_wait pw = {w, w->rank};
+    fr_wait_until(earlier_taken, &pw);
+    if (!fr_target_lock(w, w->rank, type, 0))
+        fr_wait_until(self_granted, &pw);
+}
+
+int fr_lock_self_open(fr_win *w)
+{
+    fr_peer *me = &w->peers[w->rank];
+    if (!me->lock_held)
+        return 0;
+    /* MPI_Win_lock and MPI_Win_lock_all take it already; whoever defers that one day finds
+     * it taken here, at the first operation that needs it (MPI lets that block). */
+    if (!me->lock_nocheck && me->lk != FR_LK_GRANTED)
+        take_self(w, me->lock_held);
+    return 1;
+}
+
 static int lock(fr_win *w, int type, int rank, int assert)
 {
     int rc;
@@ -458,10 +481,7 @@ static int lock(fr_win *w, int type, int rank, int assert)
         order_push(w, rank); /* taken when first needed, after those before it */
         return MPI_SUCCESS;
     }
-    peer_wait pw = {w, rank};
-    fr_wait_until(earlier_taken, &pw);
-    if (!fr_target_lock(w, rank, type, 0))
-        fr_wait_until(self_granted, &pw);
+    take_self(w, type);
     return MPI_SUCCESS;
 }
 
@@ -516,10 +536,8 @@ static int lock_all(fr_win *w, int assert)
     w->nlocks = w->size;
     w->lock_all = 1;
     w->fence = FR_FENCE_OFF;
-    if (!nocheck && !fr_target_lock(w, w->rank, MPI_LOCK_SHARED, 0)) {
-        peer_wait pw = {w, w->rank};
-        fr_wait_until(self_granted, &pw);
-    }
+    if (!nocheck)
+        take_self(w, MPI_LOCK_SHARED); /* (no lock of MPI_Win_lock is listed before it) */
     return MPI_SUCCESS;
 }
 

@@ -4,7 +4,8 @@
  *   post(group)   target: open the exposure epoch to each origin of group and run the packets
  *                 they already sent for it (kept by the transport until now). Nothing is sent.
  *   start(group)  origin: remember the group; nothing is sent.
- *   RMA calls     origin: queued.
+ *   RMA calls     origin: queued (to myself: run at the call once my post matching this access
+ *                 epoch is open, counted in self_starts and self_posts; epoch.c).
  *   complete      origin: for each target, issue the queued operations followed by a COMPLETE
  *                 packet carrying how many operations I have sent that target in all; wait for
  *                 local completion.
@@ -61,6 +62,7 @@ static int post(fr_win *w, MPI_Group group, int assert)
     for (int i = 0; i < n; i++) {
         fr_peer *p = &w->peers[ranks[i]];
         p->post_open = 1;
+        w->self_posts += ranks[i] == w->rank;
         if (p->held)
             fr_am_replay_held(w, ranks[i]);
     }
@@ -142,6 +144,7 @@ static int start(fr_win *w, MPI_Group group, int assert)
     w->start_active = 1;
     for (int i = 0; i < w->nstart; i++) {
         w->peers[w->start_ranks[i]].in_start = 1;
+        w->self_starts += w->start_ranks[i] == w->rank;
         fr_direct_started(w, w->start_ranks[i]);
     }
     w->fence = FR_FENCE_OFF;

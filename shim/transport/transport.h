@@ -149,7 +149,12 @@ int fr_regions_judge(fr_win *w, int target, MPI_Aint disp, int count, const fr_d
 /* Target side: answer src's REGIONS_READ. */
 void fr_regions_answer(fr_win *w, int src, const fr_pkt *p);
 
-/* ---- the target is this process (local.c) ---- */
+/* ---- the target is this process (local.c, tp_self.c) ---- */
+/* Apply op to my own window: a copy, or an accumulate (atomic per element as any other). */
 int fr_local_op(fr_win *w, const fr_op *op);
+/* Run op, whose target is this process, now: fr_local_op, counted as an operation sent to
+ * myself and completed here (ops_sent, fence_sent, the target's prefix), its request told
+ * that it is complete at both ends. Returns fr_local_op's result. */
+int fr_self_run(fr_win *w, const fr_op *op);
 
 #endif

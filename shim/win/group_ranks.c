@@ -62,7 +62,8 @@ static void memo_add(fr_win *w, MPI_Group g, const int *ranks, int n)
         return; /* not remembered: translated again next time */
     }
     fresh.valid = 1;
-    memcpy(fresh.ranks, ranks, (size_t)n * sizeof(int));
+    if (n > 0) /* (an empty group's ranks may be NULL: memcpy must not see it) */
+        memcpy(fresh.ranks, ranks, (size_t)n * sizeof(int));
     memo_drop(&m[FR_GROUP_MEMOS - 1]);
     memmove(&m[1], &m[0], (size_t)(FR_GROUP_MEMOS - 1) * sizeof *m);
     m[0] = fresh;
@@ -83,7 +84,8 @@ int fr_win_group_ranks(fr_win *w, MPI_Group g, int **ranks, int *cap, int *n)
         *cap = gsize;
     }
     if (m) {
-        memcpy(*ranks, m->ranks, (size_t)gsize * sizeof **ranks);
+        if (gsize > 0)
+            memcpy(*ranks, m->ranks, (size_t)gsize * sizeof **ranks);
         *n = gsize;
         return MPI_SUCCESS;
     }

@@ -304,6 +304,9 @@ typedef struct fr_win {
                                   the same count on every member */
     int start_active;
     int *start_ranks, nstart, start_cap; /* the start group in window ranks; kept between epochs */
+    uint64_t self_starts;      /* MPI_Win_start calls whose group held me */
+    uint64_t self_posts;       /* MPI_Win_post calls whose group held me: my k-th access epoch to
+                                  myself reaches my window once my k-th post is open (epoch.c) */
     int nlocks;                /* members I hold a lock epoch on */
     int lock_all;              /* those are every member, from MPI_Win_lock_all */
     int *lk_order;             /* members I locked with MPI_Win_lock (not MPI_MODE_NOCHECK) whose

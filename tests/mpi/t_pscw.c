@@ -5,7 +5,7 @@
  * MPI_MODE_NOCHECK, puts, gets and accumulates, and many epochs in a row; and epochs of rank 0
  * into rank 1 that alternate between the ways an epoch closes between node peers (the target
  * posting before the puts or only after complete, empty epochs, MPI_Win_test or MPI_Win_wait),
- * each checked for exactly its own data. */
+ * each checked for exactly its own data; and empty groups. */
 #include "common.h"
 
 #define K 8
@@ -301,10 +301,34 @@ static void mixed_closes(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* 1 test: MPI_GROUP_EMPTY as the start and the post group of a new window (mpi4py's test_rma
+ * does both), twice, the second time from the remembered translation: epochs with nobody,
+ * which complete at once and leave the window as it was. (The sanitizer build caught memcpy
+ * calls with the NULL rank arrays of a window that never had a group.) */
+static void empty_groups(void)
+{
+    iwin e;
+    iwin_create(&e, K);
+    for (int i = 0; i < K; i++)
+        e.buf[i] = pat(rank, i, 0);
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
+        if ((rc = MPI_Win_start(MPI_GROUP_EMPTY, 0, e.win)) == MPI_SUCCESS)
+            rc = MPI_Win_complete(e.win);
+        if (rc == MPI_SUCCESS && (rc = MPI_Win_post(MPI_GROUP_EMPTY, 0, e.win)) == MPI_SUCCESS)
+            rc = MPI_Win_wait(e.win);
+    }
+    int mine[K];
+    read_own(&e, mine);
+    ok(rc == MPI_SUCCESS && is_pat(mine, K, rank, 0), "start/complete and post/wait with "
+       "MPI_GROUP_EMPTY, twice, on a new window: nothing waits, nothing changes");
+    iwin_free(&e);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(3 + 1 + 1 + 1 + ((rank ^ 1) < nprocs ? 1 : 0) + (rank <= 1 && nprocs >= 2));
+    tap_plan(3 + 1 + 1 + 1 + ((rank ^ 1) < nprocs ? 1 : 0) + (rank <= 1 && nprocs >= 2) + 1);
     iwin_create(&w, (size_t)(nprocs + 2) * K);
 
     ring();
@@ -313,6 +337,7 @@ int main(int argc, char **argv)
     all_to_all();
     pairs();
     mixed_closes();
+    empty_groups();
 
     iwin_free(&w);
     return test_done();
