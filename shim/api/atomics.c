@@ -31,10 +31,10 @@ int fr_rma_prepare_fetch(fr_win *w, fr_opkind kind, const void *oaddr, int ocoun
         return fr_errorf(FR_ERR_COUNT, "result count %d is negative", rcount);
     if ((rc = fr_dtype_get(rtype, &op->result_dt)))
         return rc;
-    if (op->result_dt->elem != op->target_dt->elem)
+    MPI_Count rbytes = fr_dtype_bytes(op->result_dt, rcount);
+    if (!(rbytes == 0 && op->bytes == 0) && op->result_dt->elem != op->target_dt->elem)
         return fr_errorf(FR_ERR_TYPE_MISMATCH, "the result buffer is not built from the target's "
                                                "predefined type");
-    MPI_Count rbytes = fr_dtype_bytes(op->result_dt, rcount);
     if (rbytes != op->bytes)
         return fr_errorf(FR_ERR_TYPE_MISMATCH, "result describes %lld bytes, target %lld",
                          (long long)rbytes, (long long)op->bytes);

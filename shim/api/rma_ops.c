@@ -39,18 +39,21 @@ prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype o
         (rc = fr_dtype_get(ttype, &op->target_dt)) ||
         (need_epoch && (rc = fr_win_access_epoch(w, target, kind, &op->epoch))))
         return rc;
-    if (kind >= FR_OP_ACC) {
-        if ((rc = fr_op_check(mop, op->target_dt->elem)))
-            return rc;
-        if (op->origin_dt->elem != op->target_dt->elem)
-            return fr_errorf(FR_ERR_TYPE_MISMATCH, "accumulate needs origin and target built from "
-                                                   "the same predefined type");
-        op->op_index = fr_op_index(mop);
-    }
     MPI_Count obytes = fr_dtype_bytes(op->origin_dt, ocount);
     MPI_Count tbytes = fr_dtype_bytes(op->target_dt, tcount);
     if (obytes < 0 || tbytes < 0)
         return fr_errorf(FR_ERR_COUNT, "operation size overflows");
+    if (kind >= FR_OP_ACC) {
+        /* An accumulate of no data combines nothing, so its types need not agree (MPICH
+         * accepts any, as its test badrma checks); its operation must still be one. */
+        int empty = obytes == 0 && tbytes == 0;
+        if ((!empty || fr_op_index(mop) < 0) && (rc = fr_op_check(mop, op->target_dt->elem)))
+            return rc;
+        if (!empty && op->origin_dt->elem != op->target_dt->elem)
+            return fr_errorf(FR_ERR_TYPE_MISMATCH, "accumulate needs origin and target built from "
+                                                   "the same predefined type");
+        op->op_index = fr_op_index(mop);
+    }
     if (obytes != tbytes)
         return fr_errorf(FR_ERR_TYPE_MISMATCH, "origin describes %lld bytes, target %lld",
                          (long long)obytes, (long long)tbytes);

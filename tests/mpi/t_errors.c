@@ -56,7 +56,8 @@ static void outside_epochs(void)
 
 static void my_op(void *in, void *inout, int *len, MPI_Datatype *t) {}
 
-/* Part 2 (23 tests): bad arguments inside an open fence epoch. */
+/* Part 2 (27 tests): bad arguments inside an open fence epoch, and empty accumulates that are
+ * not. */
 static void bad_arguments(void)
 {
     int got[4] = {-1, -1, -1, -1};
@@ -108,6 +109,21 @@ static void bad_arguments(void)
            MPI_Accumulate(&dbl, 1, MPI_DOUBLE, right(), 0, 1, MPI_DOUBLE, MPI_BAND, w.win));
     expect(MPI_ERR_TYPE, "MPI_Accumulate from MPI_INT into MPI_UNSIGNED",
            MPI_Accumulate(bad, 1, MPI_INT, right(), 0, 1, MPI_UNSIGNED, MPI_SUM, w.win));
+    /* Accumulates of no data combine nothing: their types need not agree (MPICH accepts them,
+     * its test badrma checks it), but their operation must still be one. */
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_commit(&none);
+    expect(MPI_SUCCESS, "MPI_Accumulate of 0 MPI_INT into 0 MPI_DOUBLE",
+           MPI_Accumulate(bad, 0, MPI_INT, right(), 0, 0, MPI_DOUBLE, MPI_SUM, w.win));
+    expect(MPI_SUCCESS, "MPI_Accumulate of 1 empty type into 0 MPI_INT",
+           MPI_Accumulate(bad, 1, none, right(), 0, 0, MPI_INT, MPI_SUM, w.win));
+    expect(MPI_SUCCESS, "MPI_Get_accumulate of 0 MPI_INT with a result of 0 MPI_FLOAT",
+           MPI_Get_accumulate(bad, 0, MPI_INT, got, 0, MPI_FLOAT, right(), 0, 0, MPI_INT, MPI_SUM,
+                              w.win));
+    expect(MPI_ERR_OP, "MPI_Accumulate of 0 MPI_INT with MPI_OP_NULL",
+           MPI_Accumulate(bad, 0, MPI_INT, right(), 0, 0, MPI_INT, MPI_OP_NULL, w.win));
+    MPI_Type_free(&none);
     valid_put(1); /* the epoch is still usable */
     MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win);
     ok(got[0] == -1, "the failed MPI_Gets wrote nothing");
@@ -309,7 +325,7 @@ static void other_flavor_errors(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(5 + 23 + 22 + 16 + 7 + 6 + 2 + 4 + 1 + 2);
+    tap_plan(5 + 27 + 22 + 16 + 7 + 6 + 2 + 4 + 1 + 2);
     iwin_create(&w, N);
     MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
     MPI_Barrier(MPI_COMM_WORLD); /* windows zeroed everywhere: the model starts at 0 */
