@@ -8,6 +8,7 @@
  * (their MPI_COMM_WORLD is another one): each sends its count of tests run and failed to the
  * parents' rank 0, which records one test per child. Run on 2 ranks; 2 children join. */
 #include "change_common.h"
+#include "nodes.h"
 
 #define NCHILD 2
 
@@ -35,15 +36,6 @@ static void joined_life(dwin *d, MPI_Comm merged, int nparents, MPI_Sync counter
            child ? 1 : nparents, "spawned processes leave");
 }
 
-/* Are the processes split into simulated nodes (FLEXRMA_TEST_NODES, specification section 10)?
- * The parents' MPI_Win_allocate_shared over MPI_COMM_WORLD, or the spawned processes' joining,
- * then spans several of them and is refused by design. */
-static int simulated_nodes(void)
-{
-    const char *k = getenv("FLEXRMA_TEST_NODES");
-    return k && atoi(k) > 1;
-}
-
 /* Both sides: the spawned processes join a window of MPI_Win_allocate_shared (each brings its
  * own part), everybody loads every member's part and stores into the right neighbour's, then
  * the children leave (4 tests). Nothing is loaded or stored unless every allocation and the
@@ -55,6 +47,7 @@ static void shared_life(MPI_Comm merged, int child)
     MPI_Comm_size(merged, &msize);
     MPI_Win win = MPI_WIN_NULL;
     planned += 4;
+    int one_node = on_one_node(merged);
     rc = MPI_Win_allocate_shared(8 * sizeof(int), sizeof(int), MPI_INFO_NULL,
                                  child ? MPI_COMM_SELF : MPI_COMM_WORLD, &base, &win);
     int made = rc == MPI_SUCCESS, all_made = 0, joined = 0;
@@ -67,8 +60,8 @@ static void shared_life(MPI_Comm merged, int child)
         joined = rc == MPI_SUCCESS;
     }
     if (!joined) {
-        if (simulated_nodes()) {
-            skip(4, "the shared window would span simulated nodes (FLEXRMA_TEST_NODES)");
+        if (!one_node) {
+            skip(4, "the shared window would span nodes (real or FLEXRMA_TEST_NODES)");
         } else {
             if (all_made)
                 is_int(rc, MPI_SUCCESS, "spawned processes join a shared window");

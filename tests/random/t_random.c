@@ -13,6 +13,7 @@
  * (malloc,alloc_mem,allocate,shared,dynamic). `change` (MPI_Win_change_comm) takes a few percent
  * of the epochs when other kinds are allowed too, and every epoch when it is alone. Output: one
  * TAP result per rank. */
+#include "nodes.h"
 #include "random.h"
 #include "tap.h"
 
@@ -178,10 +179,9 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    /* Simulated nodes (FLEXRMA_TEST_NODES, node/node_comm.h): MPI_COMM_WORLD spans several, and
-     * MPI_Win_allocate_shared over it fails by design, as over ranks of several real nodes. */
-    const char *test_nodes = getenv("FLEXRMA_TEST_NODES");
-    if (test_nodes && atoi(test_nodes) > 1)
+    /* Over several nodes, real or simulated, MPI_Win_allocate_shared over MPI_COMM_WORLD fails by
+     * design. */
+    if (!on_one_node(MPI_COMM_WORLD))
         flavors &= ~(1u << FL_SHARED);
     if (nprocs < 2) /* a change needs two processes in the new communicator */
         kinds &= ~(1u << EK_CHANGE);
