@@ -44,6 +44,24 @@ static inline int fr_lockword_enter(fr_lockword *l, AO_t t, int exclusive)
     return 1;
 }
 
+/* Take a shared ticket only if it enters at once (MPI_Win_lock_all's tries, sync_lock.c): 1 with
+ * the ticket in *t, held and released like any shared one; 0 having drawn nothing. Fails when
+ * an exclusive holds or anyone queued (read != next), or when another ticket is drawn meanwhile.
+ * Correct because read == next == t means no ticket is outstanding: read moves only at the hands
+ * of the ticket it names, so it stays t until ticket t is drawn, and a CAS of next from t to
+ * t + 1 that wins draws it for us (next only grows, so it was t all along). */
+static inline int fr_lockword_try_shared(fr_lockword *l, AO_t *t)
+{
+    AO_t n = AO_load(&l->next);
+    if (AO_load_acquire(&l->read) != n) /* acquire: the last exclusive holder's accesses first */
+        return 0;
+    if (!AO_compare_and_swap_full(&l->next, n, n + 1))
+        return 0;
+    AO_store_release(&l->read, n + 1); /* as fr_lockword_enter: later shared tickets may enter */
+    *t = n;
+    return 1;
+}
+
 static inline void fr_lockword_release(fr_lockword *l, AO_t t, int exclusive)
 {
     (void)t;

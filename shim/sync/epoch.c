@@ -130,6 +130,12 @@ static void fr_sync_packet(fr_win *w, int src, const fr_pkt *p)
     case FR_PKT_LOCK_GRANTED:
         fr_origin_lock_granted(w, src);
         break;
+    case FR_PKT_LOCK_TRY:
+        fr_target_lock_try(w, src);
+        break;
+    case FR_PKT_LOCK_TRIED:
+        fr_origin_lock_tried(w, src, p->arg != 0);
+        break;
     case FR_PKT_UNLOCK:
         fr_target_unlock(w, src, p->arg, (p->flags & FR_PKTF_NOCHECK) != 0);
         break;

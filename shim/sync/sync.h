@@ -33,6 +33,9 @@ int fr_target_lock(fr_win *w, int src, int lock_type, int tell);
 /* src asks to be told when its lock request (sent before) is granted. */
 void fr_target_lock_ask(fr_win *w, int src);
 void fr_origin_lock_granted(fr_win *w, int src);
+/* src's LOCK_TRY (MPI_Win_lock_all): a shared lock if it enters at once, answered LOCK_TRIED. */
+void fr_target_lock_try(fr_win *w, int src);
+void fr_origin_lock_tried(fr_win *w, int src, int granted);
 void fr_target_unlock(fr_win *w, int src, uint64_t upto, int nocheck);
 /* An operation of src completed: an UNLOCK of src may now be released (sync_lock.c). */
 void fr_lock_op_done(fr_win *w, int src);

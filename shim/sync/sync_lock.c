@@ -22,6 +22,11 @@
  * MPI_MODE_NOCHECK (no conflicting lock can exist): no LOCK packet is sent, the operations run at
  * once, and UNLOCK only waits for their completion.
  *
+ * MPI_Win_lock_all instead holds a shared lock on every member before it returns, taken all or
+ * nothing by tries that never queue (below): taking them one at a time, when first needed,
+ * deadlocks against a process that holds several exclusive locks (it holds A and waits for B,
+ * the lock_all holds B and waits for A).
+ *
  * Several lock epochs at once take their locks in MPI_Win_lock order (below, "the order of my
  * simultaneous locks"): before a lock is taken, those requested before it are taken and granted;
  * a LOCK then asks the target to say when it grants it (LOCK_GRANTED).
@@ -142,6 +147,36 @@ int fr_target_lock(fr_win *w, int src, int type, int tell)
     return 0;
 }
 
+/* A shared lock for src (MPI_Win_lock_all) only if it enters at once: nobody holds the lock
+ * exclusively and nobody is queued, so a try never overtakes a waiting request. 1 if granted,
+ * held and released like one of fr_target_lock. */
+static int try_shared(fr_win *w, int src)
+{
+    fr_peer *p = &w->peers[src];
+    fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    p->lk_tell = 0;
+    if (lw) {
+        AO_t t;
+        if (!fr_lockword_try_shared(lw, &t))
+            return 0;
+        p->lk_ticket = t;
+        p->lk_type = MPI_LOCK_SHARED;
+        granted(w, src);
+        return 1;
+    }
+    /* (no holder means no queue: the last release grants the head) */
+    if (w->lk_holders > 0 && (w->lk_mode != MPI_LOCK_SHARED || w->lk_len > 0))
+        return 0;
+    grant(w, src, MPI_LOCK_SHARED);
+    return 1;
+}
+
+void fr_target_lock_try(fr_win *w, int src)
+{
+    fr_pkt answer = {.type = FR_PKT_LOCK_TRIED, .arg = (uint64_t)try_shared(w, src)};
+    w->peers[src].tp->notify(w, src, &answer);
+}
+
 /* Its LOCK came before, and it is still in that lock epoch here (batches keep their order). */
 void fr_target_lock_ask(fr_win *w, int src)
 {
@@ -170,22 +205,28 @@ static void grant_next(fr_win *w)
     }
 }
 
+/* src, holding my lock, leaves it. */
+static void release(fr_win *w, int src)
+{
+    fr_peer *p = &w->peers[src];
+    fr_lockword *lw = fr_direct_lockword(w, w->rank);
+    p->lk = FR_LK_IDLE;
+    if (lw) {
+        fr_lockword_release(lw, p->lk_ticket, exclusive(p->lk_type));
+    } else if (--w->lk_holders == 0) {
+        w->lk_mode = 0;
+        grant_next(w);
+    }
+}
+
 static void try_release(fr_win *w, int src)
 {
     fr_peer *p = &w->peers[src];
     if (!p->unlock_seen || p->ops_done < p->unlock_upto)
         return;
     p->unlock_seen = 0;
-    if (!p->unlock_nocheck) {
-        fr_lockword *lw = fr_direct_lockword(w, w->rank);
-        p->lk = FR_LK_IDLE;
-        if (lw) {
-            fr_lockword_release(lw, p->lk_ticket, exclusive(p->lk_type));
-        } else if (--w->lk_holders == 0) {
-            w->lk_mode = 0;
-            grant_next(w);
-        }
-    }
+    if (!p->unlock_nocheck)
+        release(w, src);
     fr_pkt ack = {.type = FR_PKT_UNLOCK_ACK};
     p->tp->notify(w, src, &ack);
 }
@@ -211,6 +252,12 @@ void fr_lock_op_done(fr_win *w, int src)
 void fr_origin_unlock_acked(fr_win *w, int src) { w->peers[src].unlock_acked = 1; }
 
 void fr_origin_lock_granted(fr_win *w, int src) { w->peers[src].lock_granted = 1; }
+
+void fr_origin_lock_tried(fr_win *w, int src, int granted)
+{
+    w->peers[src].lock_try = granted ? FR_TRY_GRANTED : FR_TRY_REFUSED;
+    w->lk_tries--;
+}
 
 /* My lock epoch on target takes the lock in target's shared lock word myself. */
 static fr_lockword *own_lockword(fr_win *w, int target)
@@ -243,9 +290,9 @@ static int lockword_turn(fr_win *w, int target, fr_lockword *lw)
  * deadlock. w->lk_order lists the members locked with MPI_Win_lock whose lock is not known taken
  * yet; before taking one, every lock listed before it is taken and granted. The lock on myself
  * is taken in MPI_Win_lock, after those before it (never listed); MPI_MODE_NOCHECK takes none
- * and lock_all only shared ones, lazily (not listed). A lock taken by packet is granted at the
- * target, which says so (LOCK_GRANTED) only when asked: when later locks wait for it. One lock
- * at a time never waits here and sends nothing more. */
+ * and lock_all takes all of its own in MPI_Win_lock_all (not listed). A lock taken by packet is
+ * granted at the target, which says so (LOCK_GRANTED) only when asked: when later locks wait for
+ * it. One lock at a time never waits here and sends nothing more. */
 
 static void order_push(fr_win *w, int rank)
 {
@@ -506,12 +553,105 @@ static int unlock(fr_win *w, int rank)
 }
 
 /* ---- MPI_Win_lock_all / MPI_Win_unlock_all ----
- * A shared lock on every member, taken as lazily as a single lock: nothing is sent at
- * MPI_Win_lock_all, a target's lock is requested with the first operations that reach it (the
- * LOCK leads their batch, or the origin draws its ticket in the target's lock word), and
- * MPI_Win_unlock_all releases only the targets it reached. A shared lock nobody used cannot be
- * observed, so a program that locks all of 1000 members and talks to two pays for two. The lock
- * on myself is taken at once, as MPI_Win_lock does, because the program may load and store. */
+ * A shared lock on every member, myself included, taken inside MPI_Win_lock_all all or nothing.
+ * An attempt tries each lock without queueing: mine and those in the lock words of node peers I
+ * map with atomics (fr_lockword_try_shared), the others with one LOCK_TRY each, all sent before
+ * any answer is awaited (one round trip). If any is refused it releases those it got, backs off
+ * and tries again. So a lock_all never holds a lock while it waits for another, and no pattern of
+ * other locks deadlocks with it; being greedy, it may wait as long as exclusive epochs keep
+ * overlapping (specification, section 5). The epoch's operations then need no lock request, and
+ * MPI_Win_unlock_all releases every member, as MPICH's does. MPI_MODE_NOCHECK takes no lock. */
+
+/* The pause after a refused attempt doubles from 1 us to 1 ms; fr_wait_until spends it serving
+ * progress, spinning, then yielding, then sleeping, so holders on the same cores get to run. */
+#define TRY_PAUSE_MIN_NS 1000u
+#define TRY_PAUSE_MAX_NS 1000000u
+
+static int tries_answered(void *arg) { return ((fr_win *)arg)->lk_tries == 0; }
+
+static int tries_released(void *arg)
+{
+    fr_win *w = arg;
+    for (int r = 0; r < w->size; r++)
+        if (w->peers[r].lock_try == FR_TRY_GRANTED && !w->peers[r].unlock_acked)
+            return 0;
+    return 1;
+}
+
+static int time_passed(void *arg) { return fr_now_ns() >= *(uint64_t *)arg; }
+
+/* A member whose lock I take by packet: not me, and no lock word of its I map. */
+static int by_packet(fr_win *w, int r) { return r != w->rank && !fr_direct_lockword(w, r); }
+
+/* Give back the locks a refused attempt got. A lock taken by packet is released like a lock
+ * epoch without operations (UNLOCK, then its ack), so the next LOCK_TRY finds it released. */
+static void lock_all_release(fr_win *w)
+{
+    if (w->peers[w->rank].lk == FR_LK_GRANTED)
+        release(w, w->rank);
+    for (int r = 0; r < w->size; r++) {
+        fr_peer *p = &w->peers[r];
+        if (p->dlock == FR_DLOCK_HELD) {
+            fr_lockword_release(fr_direct_lockword(w, r), p->dlock_ticket, 0);
+            p->dlock = FR_DLOCK_NONE;
+            w->st.sync_atomics++;
+        } else if (p->lock_try == FR_TRY_GRANTED) {
+            fr_pkt unlockpkt = {.type = FR_PKT_UNLOCK};
+            p->unlock_acked = 0;
+            p->tp->flush(w, r, &p->q, NULL, &unlockpkt); /* (no operations are queued) */
+        }
+    }
+    fr_wait_until(tries_released, w);
+    for (int r = 0; r < w->size; r++) {
+        fr_peer *p = &w->peers[r];
+        if (p->lock_try == FR_TRY_GRANTED && p->remote_upto < p->ops_sent)
+            p->remote_upto = p->ops_sent; /* the UNLOCK counted every operation sent */
+        p->lock_try = FR_TRY_NONE;
+    }
+}
+
+/* One attempt at every member's shared lock: 1 holding them all, 0 holding none. */
+static int lock_all_attempt(fr_win *w)
+{
+    int got = try_shared(w, w->rank);
+    /* Node peers' lock words next: a refusal there costs no round trip. */
+    for (int r = 0; got && r < w->size; r++) {
+        fr_lockword *lw = r == w->rank ? NULL : fr_direct_lockword(w, r);
+        AO_t t;
+        if (!lw)
+            continue;
+        w->st.sync_atomics++;
+        if (!fr_lockword_try_shared(lw, &t)) {
+            got = 0;
+            break;
+        }
+        w->peers[r].dlock_ticket = t;
+        w->peers[r].dlock = FR_DLOCK_HELD;
+    }
+    if (got) {
+        for (int r = 0; r < w->size; r++)
+            if (by_packet(w, r)) {
+                fr_pkt try = {.type = FR_PKT_LOCK_TRY};
+                w->peers[r].lock_try = FR_TRY_SENT;
+                w->lk_tries++;
+                w->peers[r].tp->notify(w, r, &try);
+            }
+        fr_wait_until(tries_answered, w);
+        for (int r = 0; r < w->size; r++)
+            if (w->peers[r].lock_try == FR_TRY_REFUSED)
+                got = 0;
+    }
+    if (!got) {
+        lock_all_release(w);
+        return 0;
+    }
+    for (int r = 0; r < w->size; r++)
+        if (w->peers[r].lock_try == FR_TRY_GRANTED) {
+            w->peers[r].lock_try = FR_TRY_NONE;
+            w->peers[r].lock_sent = 1; /* held: no LOCK leads its batches (fr_lock_lead) */
+        }
+    return 1;
+}
 
 static int lock_all(fr_win *w, int assert)
 {
@@ -536,18 +676,22 @@ static int lock_all(fr_win *w, int assert)
     w->nlocks = w->size;
     w->lock_all = 1;
     w->fence = FR_FENCE_OFF;
-    if (!nocheck)
-        take_self(w, MPI_LOCK_SHARED); /* (no lock of MPI_Win_lock is listed before it) */
+    uint64_t pause = TRY_PAUSE_MIN_NS;
+    while (!nocheck && !lock_all_attempt(w)) {
+        uint64_t until = fr_now_ns() + pause;
+        fr_wait_until(time_passed, &until);
+        pause = pause < TRY_PAUSE_MAX_NS ? 2 * pause : TRY_PAUSE_MAX_NS;
+    }
     return MPI_SUCCESS;
 }
 
-/* Did my lock_all epoch reach rank at all: a lock requested or taken there, operations queued or
- * in flight, or operations not yet known complete? Only then has unlock_all anything to do. */
+/* MPI_MODE_NOCHECK took no lock: only members my operations reached need closing (operations
+ * queued or in flight, or not yet known complete), so locking all of 1000 members and talking
+ * to two pays for two. */
 static int reached(fr_win *w, int rank)
 {
     fr_peer *p = &w->peers[rank];
-    return (rank == w->rank && !p->lock_nocheck) || p->lock_sent || p->dlock != FR_DLOCK_NONE ||
-           p->q.n > 0 || fr_peer_unsent(p) || p->pending > 0 || p->remote_upto < p->ops_sent;
+    return p->q.n > 0 || fr_peer_unsent(p) || p->pending > 0 || p->remote_upto < p->ops_sent;
 }
 
 static int unlock_all(fr_win *w)
@@ -556,9 +700,10 @@ static int unlock_all(fr_win *w)
         return fr_errorf(FR_ERR_EPOCH_NOT_OPEN, "MPI_Win_unlock_all without a matching "
                                                 "MPI_Win_lock_all");
     int rc = MPI_SUCCESS;
+    int nocheck = w->peers[w->rank].lock_nocheck;
     char *busy = fr_xcalloc((size_t)w->size, 1);
     for (int r = 0; r < w->size; r++)
-        if ((busy[r] = (char)reached(w, r))) {
+        if ((busy[r] = (char)(!nocheck || reached(w, r)))) {
             int brc = unlock_begin(w, r);
             if (rc == MPI_SUCCESS)
                 rc = brc;

@@ -21,7 +21,8 @@
  * before the grant, of a post/start/complete/wait epoch before its MPI_Win_post, of a fence epoch
  * before it entered the closing fence. So no origin ever waits for a target's permission: every
  * epoch costs one message per origin-target pair (plus the ack of an unlock). (Except several
- * lock epochs at once, taken in MPI_Win_lock order: there LOCK_GRANTED tells the origin.)
+ * lock epochs at once, taken in MPI_Win_lock order: there LOCK_GRANTED tells the origin; and
+ * MPI_Win_lock_all, which holds every lock before it returns: LOCK_TRY, answered LOCK_TRIED.)
  *
  * Processes are assumed homogeneous (same byte order and type sizes), as MPI_Pack with the
  * native representation is.
@@ -62,6 +63,9 @@ typedef enum fr_pkt_type {
                             (fr_region array) on data_tag */
     FR_PKT_LOCK_ASK,     /* origin -> target: answer LOCK_GRANTED once my LOCK is granted */
     FR_PKT_LOCK_GRANTED, /* target -> origin: your LOCK (FR_PKTF_TELL, or LOCK_ASK) is granted */
+    FR_PKT_LOCK_TRY,     /* origin -> target: a shared lock if it is free for one right now, never
+                            queued (MPI_Win_lock_all); answer LOCK_TRIED */
+    FR_PKT_LOCK_TRIED,   /* target -> origin: `arg` 1: your LOCK_TRY holds the lock, 0: refused */
 } fr_pkt_type;
 
 enum {

@@ -103,12 +103,13 @@ uint64_t fr_target_op_begin(fr_win *w, int src);
  * from fr_target_op_begin, or 0 for one that starts and finishes now. */
 void fr_target_op_done(fr_win *w, int src, fr_epoch epoch, uint64_t number);
 
-/* Replies to this process's own requests (UNLOCK_ACK, LOCK_GRANTED, BUMP_ACK, COUNTER_VALUE):
- * never held. */
+/* Replies to this process's own requests (UNLOCK_ACK, LOCK_GRANTED, LOCK_TRIED, BUMP_ACK,
+ * COUNTER_VALUE): never held. */
 static inline int fr_pkt_is_reply(const fr_pkt *p)
 {
     return p->type == FR_PKT_UNLOCK_ACK || p->type == FR_PKT_LOCK_GRANTED ||
-           p->type == FR_PKT_BUMP_ACK || p->type == FR_PKT_COUNTER_VALUE;
+           p->type == FR_PKT_LOCK_TRIED || p->type == FR_PKT_BUMP_ACK ||
+           p->type == FR_PKT_COUNTER_VALUE;
 }
 
 /* ---- message transport internals shared by its files (am_*.c) ---- */

@@ -101,6 +101,8 @@ typedef struct fr_held {
 typedef enum fr_lockstate { FR_LK_IDLE = 0, FR_LK_WAITING, FR_LK_GRANTED } fr_lockstate;
 /* An origin's own hold on a node peer's shared lock word (direct.h). */
 enum { FR_DLOCK_NONE = 0, FR_DLOCK_WAITING, FR_DLOCK_HELD };
+/* An origin's LOCK_TRY to a member (MPI_Win_lock_all): none, sent, answered. */
+enum { FR_TRY_NONE = 0, FR_TRY_SENT, FR_TRY_GRANTED, FR_TRY_REFUSED };
 
 /* Memory attached to a dynamic window (regions.c): sorted, non-overlapping. A region that lies
  * in one of its owner's shared segments (MPI_Alloc_mem memory, shm_seg.h) also says how node
@@ -177,6 +179,7 @@ typedef struct fr_peer {
     int lock_ordered;          /* it is in w->lk_order: my lock there not known taken yet */
     int lock_asked;            /* ... and I asked it to say when it grants it (LOCK_GRANTED) */
     int lock_granted;          /* ... which it did */
+    int lock_try;              /* FR_TRY_*: my lock_all's LOCK_TRY to it (sync_lock.c) */
     int dlock;                 /* FR_DLOCK_*: my lock epoch's lock, taken in its shared lock word */
     uint64_t dlock_ticket;     /* ... with this ticket */
     uint64_t remote_upto;      /* my operations 1..remote_upto to it are known complete there */
@@ -313,6 +316,7 @@ typedef struct fr_win {
                                   lock is not known taken yet, in MPI_Win_lock order: the order
                                   I take them in (sync_lock.c) */
     int lk_norder, lk_order_cap;
+    int lk_tries;              /* my lock_all's LOCK_TRYs not answered yet */
 
     /* exposure epochs of this process (target side) */
     int post_active;

@@ -438,20 +438,36 @@ static void epoch_pscw(program *p, epoch *e, rng *mine, const int *to, const int
         MPI_Group_free(&access);
 }
 
+static void epoch_lockall(program *p, epoch *e);
+
+/* Every target I use locked at once, shared or exclusive, in the epoch's lock order (plan.c),
+ * used in program order, unlocked from a random one on. */
+static void lock_multi(program *p, epoch *e, rng *mine, const int *to)
+{
+    int n = e->nprocs, me = p->wrank, a = e->nocheck ? MPI_MODE_NOCHECK : 0;
+    for (int k = 0; k < n; k++) {
+        int t = e->lock_order[k];
+        if (to[t])
+            CHECK(MPI_Win_lock(e->lock_type[me * n + t], t, a, p->win));
+    }
+    run_ops(p, e, -1);
+    int start = (int)rng_below(mine, (uint64_t)n);
+    for (int k = 0; k < n; k++) {
+        int t = (start + k) % n;
+        if (to[t])
+            CHECK(MPI_Win_unlock(t, p->win));
+    }
+}
+
 static void epoch_lock(program *p, epoch *e, rng *mine, const int *to)
 {
     int n = e->nprocs, me = p->wrank, a = e->nocheck ? MPI_MODE_NOCHECK : 0;
-    if (e->multi) { /* every target at once, locked in increasing rank order */
-        for (int t = 0; t < n; t++)
-            if (to[t])
-                CHECK(MPI_Win_lock(e->lock_type[me * n + t], t, a, p->win));
-        run_ops(p, e, -1);
-        int start = (int)rng_below(mine, (uint64_t)n);
-        for (int k = 0; k < n; k++) {
-            int t = (start + k) % n;
-            if (to[t])
-                CHECK(MPI_Win_unlock(t, p->win));
-        }
+    if (e->lockall_of[me]) {
+        epoch_lockall(p, e);
+        return;
+    }
+    if (e->multi) {
+        lock_multi(p, e, mine, to);
         return;
     }
     int start = (int)rng_below(mine, (uint64_t)n);
@@ -545,7 +561,12 @@ void exec_epoch(program *p, epoch *e, int index)
     case EK_FENCE: epoch_fence(p, e, &mine, writes); break;
     case EK_PSCW: epoch_pscw(p, e, &mine, to, from, writes); break;
     case EK_LOCK: epoch_lock(p, e, &mine, to); break;
-    case EK_LOCKALL: epoch_lockall(p, e); break;
+    case EK_LOCKALL:
+        if (e->lockall_of[p->wrank])
+            epoch_lockall(p, e);
+        else
+            lock_multi(p, e, &mine, to);
+        break;
     case EK_COUNTER: counted(p, e, count_set(from, n), counter_origin, to); break;
     case EK_SIGNAL: counted(p, e, sum(from, n), signal_origin, NULL); break;
     default: break;

@@ -589,6 +589,23 @@ static void plan_change(const program *p, int index, epoch *e)
     }
 }
 
+/* Passive epochs: which origins open a lock_all epoch (a quarter in lock epochs; in lock_all
+ * epochs all but about a third, which lock every target they use at once instead), and the
+ * order of several locks at once: any order, but one for all origins, since two processes
+ * locking exclusively in opposite orders may deadlock on any MPI. Drawn from a generator of
+ * their own, so that the operations of every program stay as they were. */
+static void plan_passive(const program *p, int index, epoch *e)
+{
+    rng g = {seed_mix(p->seed ^ 0x6c6f636b616c6cull, (uint64_t)index)};
+    for (int t = 0; t < e->nprocs; t++)
+        e->lock_order[t] = t;
+    shuffle(&g, e->lock_order, e->nprocs);
+    for (int o = 0; o < e->nprocs; o++)
+        e->lockall_of[o] = e->kind == EK_LOCKALL ? !rng_pct(&g, 35)
+                           : e->kind == EK_LOCK  ? rng_pct(&g, 25)
+                                                 : 0;
+}
+
 void plan_epoch(const program *p, int index, epoch *e)
 {
     rng r = {seed_mix(p->seed, (uint64_t)index + 1)};
@@ -598,6 +615,8 @@ void plan_epoch(const program *p, int index, epoch *e)
     e->prog = xcalloc((size_t)n, sizeof *e->prog);
     e->nprog = xcalloc((size_t)n, sizeof *e->nprog);
     e->lock_type = xcalloc((size_t)n * (size_t)n, sizeof(int));
+    e->lock_order = xcalloc((size_t)n, sizeof(int));
+    e->lockall_of = xcalloc((size_t)n, sizeof(int));
     if (is_change(p, index)) {
         e->kind = EK_CHANGE;
         plan_change(p, index, e);
@@ -616,6 +635,7 @@ void plan_epoch(const program *p, int index, epoch *e)
      * order, exec.c: flexrma must take them in MPI_Win_lock order, specification section 5). */
     for (int i = 0; i < n * n; i++)
         e->lock_type[i] = !e->nocheck && rng_pct(&r, 40) ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
+    plan_passive(p, index, e);
 
     /* As many blocks as with every process a member: an epoch costs mostly its synchronization
      * and the check after it, so one of fewer members carries as many operations. */
@@ -668,6 +688,8 @@ void epoch_free(epoch *e)
     free(e->nprog);
     free(e->blocks);
     free(e->lock_type);
+    free(e->lock_order);
+    free(e->lockall_of);
     free(e->new_member);
     free(e->new_rank);
     free(e->fresh);

@@ -27,6 +27,9 @@
  *         order and knows every fetched value;
  *   ACCN  several origins accumulate with one commutative operation, so the order in which
  *         they land does not matter (nobody fetches there).
+ * That makes the synchronization of each origin its own choice within the epoch's kind: in lock
+ * and lock_all epochs some origins open a lock_all epoch while others lock several targets at
+ * once, shared or exclusive, so lock_all epochs run beside exclusive locks on their targets.
  */
 #ifndef FLEXRMA_TESTS_RANDOM_H
 #define FLEXRMA_TESTS_RANDOM_H
@@ -173,7 +176,13 @@ typedef struct epoch {
     int nocheck;              /* pscw (with a barrier between post and start), lock, lock_all */
     int use_test;             /* pscw: MPI_Win_test loop instead of MPI_Win_wait */
     int multi;                /* lock: every target locked at once instead of one after another */
-    int *lock_type;           /* lock: lock_type[origin * nprocs + target] */
+    int *lock_type;           /* lock, lock_all: lock_type[origin * nprocs + target] */
+    int *lock_order;          /* lock, lock_all: the order in which an origin that locks several
+                                 targets at once locks them (a permutation of the members, the
+                                 same for every origin) */
+    int *lockall_of;          /* lock, lock_all: by origin, 1 if it opens a lock_all epoch, 0 if
+                                 it locks targets (every one at once in a lock_all epoch), so
+                                 that lock_all epochs meet exclusive locks of others */
     int remote_complete;      /* counter: MPIX_INFO_SYNC_REMOTE_COMPLETE on the sync-ops requests */
     int arm_first;            /* counter, signal: targets start their sync-object request first */
     long nops;                /* RMA operations of every rank (flushes and waits not counted) */

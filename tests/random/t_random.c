@@ -77,6 +77,22 @@ static void print_plan(const program *p, const epoch *e, int index)
     fprintf(stderr, "epoch %d: %s, %ld operations, %d blocks%s%s%s%s\n", index, epoch_name[e->kind],
             e->nops, e->nblocks, e->nocheck ? ", nocheck" : "", e->multi ? ", multi" : "",
             e->noprecede ? ", noprecede" : "", e->nosucceed ? ", nosucceed" : "");
+    if (e->kind == EK_LOCK || e->kind == EK_LOCKALL) {
+        fprintf(stderr, "  lock order");
+        for (int k = 0; k < e->nprocs; k++)
+            fprintf(stderr, " %d", e->lock_order[k]);
+        fprintf(stderr, "; by origin:");
+        for (int o = 0; o < e->nprocs; o++) {
+            fprintf(stderr, " %d:", o);
+            if (e->lockall_of[o])
+                fprintf(stderr, "lock_all");
+            else
+                for (int t = 0; t < e->nprocs; t++)
+                    fprintf(stderr, "%c", e->lock_type[o * e->nprocs + t] == MPI_LOCK_EXCLUSIVE
+                                              ? 'X' : 's');
+        }
+        fprintf(stderr, "\n");
+    }
     for (int b = 0; b < e->nblocks; b++)
         fprintf(stderr, "  block %d: rank %d bytes [%zu, %zu): %s\n", b, e->blocks[b].target,
                 e->blocks[b].off, e->blocks[b].off + e->blocks[b].len,
