@@ -141,6 +141,28 @@ int fr_isend_poll(void)
     return events;
 }
 
+int fr_isend_recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                  MPI_Status *st)
+{
+    if (fr_opt.test_jitter == 0)
+        return FR_NEXT(Recv)(buf, count, type, src, tag, comm, st);
+    MPI_Request req;
+    int rc = PMPI_Irecv(buf, count, type, src, tag, comm, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    fr_idle idle = {0};
+    for (;;) {
+        int flag = 0;
+        rc = FR_NEXT(Test)(&req, &flag, st);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        if (fr_isend_poll() > 0)
+            fr_idle_reset(&idle);
+        else if (fr_idle_yield_due(&idle))
+            fr_idle_give_way(&idle); /* as the library's MPI_Recv would, engine lock held */
+    }
+}
+
 void fr_isend_release(MPI_Comm comm)
 {
     uint64_t now = fr_now_ns();

@@ -35,6 +35,13 @@ static inline int fr_isend(const void *buf, int count, MPI_Datatype type, int de
     return fr_isend_jitter(buf, count, type, dest, tag, comm, req);
 }
 
+/* A blocking receive inside the progress pass (am_inbox.c: a big batch right after its length).
+ * Under the switch it keeps starting this process's held sends while it waits: the process it
+ * waits for may itself wait so for a message held here, and neither would ever send. Off: the
+ * library's MPI_Recv. */
+int fr_isend_recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                  MPI_Status *st);
+
 /* One progress pass's part (fr_progress, only under the switch): start the held sends that are
  * due, complete those whose real send finished. Returns the sends started and completed. */
 int fr_isend_poll(void);

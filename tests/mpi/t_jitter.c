@@ -2,9 +2,9 @@
  * keeps MPI's order per destination, tag and communicator. Run with FLEXRMA_TEST_JITTER set and
  * the message transport (FLEXRMA_TRANSPORT=am), so that RMA travels as flexrma's messages.
  *  1. fr_isend itself: every rank sends SENDS messages to its right neighbour through fr_isend,
- *     alternating between two tags, each carrying its number within its tag; the neighbour
- *     receives them with MPI_ANY_TAG. Within each tag they arrive in the order sent, and the
- *     two tags overtake each other somewhere (the delays are in effect: without them the
+ *     SPACING us apart, alternating between two tags, each carrying its number within its tag;
+ *     the neighbour receives them with MPI_ANY_TAG. Within each tag they arrive in the order
+ *     sent, and the two tags overtake each other (the delays are in effect: without them the
  *     messages of one sender arrive as sent).
  *  2. RMA through the held messages: EPOCHS exclusive lock epochs on the right neighbour, each
  *     ACCS accumulates MPI_REPLACE and MPI_SUM into the same two elements (accumulate ordering:
@@ -18,6 +18,7 @@
 #include "progress/progress.h"
 
 #define SENDS 400
+#define SPACING 50 /* us between two sends: a quarter of the test's FLEXRMA_TEST_JITTER */
 #define EPOCHS 20
 #define ACCS 50
 #define BIG 4096 /* ints: 16 KiB, beyond the default eager limit of 8 KiB */
@@ -37,17 +38,26 @@ static void check_fr_isend(void)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     static int out[SENDS][2], in[SENDS][2];
     int done = 0;
-    FR_ENTER();
     for (int i = 0; i < SENDS; i++) {
         int tag = 1 + i % 2;
         out[i][0] = tag;
         out[i][1] = i / 2; /* its number within its tag */
         MPI_Request req;
+        FR_ENTER();
         if (fr_isend(out[i], 2, MPI_INT, right(), tag, comm, &req) != MPI_SUCCESS)
             MPI_Abort(MPI_COMM_WORLD, 1);
         fr_pending_add(req, sent, &done);
+        FR_LEAVE();
+        /* SPACING us apart, starting due sends meanwhile: sent all at once, each tag's due
+         * times would soon all be the first ones' plus MAX_US (never earlier than the one
+         * before), and the two tags would leave nearly as sent */
+        double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < SPACING * 1e-6) {
+            FR_ENTER();
+            fr_progress();
+            FR_LEAVE();
+        }
     }
-    FR_LEAVE();
     int next[3] = {0, 0, 0}, misordered = 0, overtaken = 0;
     for (int i = 0; i < SENDS; i++) {
         MPI_Request req;
