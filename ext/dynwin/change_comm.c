@@ -52,6 +52,7 @@
 #include "api/win_shared.h"
 #include "sync/counters.h"
 #include "progress/entry.h"
+#include "progress/isend.h"
 #include "core/next.h"
 #include "progress/progress.h"
 #include "progress/request.h"
@@ -432,6 +433,7 @@ static int rebuild(fr_win *w, MPI_Comm comm, const member *members, uint64_t uid
     fr_win_peers_free(w);
     fr_win_groups_free(w);
     PMPI_Group_free(&w->group);
+    fr_isend_release(w->comm); /* FLEXRMA_TEST_JITTER: nothing may start on a freed comm */
     PMPI_Comm_free(&w->comm);
     w->start_active = w->post_active = 0;
     w->self_starts = w->self_posts = 0; /* my window rank changes; both epochs are closed */

@@ -12,6 +12,7 @@
 #include "node/page_hold.h"
 #include "node/shm_map.h"
 #include "node/shm_seg.h"
+#include "progress/isend.h"
 #include "progress/progress.h"
 #include "progress/request.h"
 #include "sync/counters.h"
@@ -98,9 +99,10 @@ FR_API int MPI_Finalize(void)
     if (fr_active) {
         fr_agent_stop();
         FR_ENTER();
-        /* Drain what is still in flight (sends whose completion nobody waited for). */
+        /* Drain what is still in flight (sends whose completion nobody waited for, and those
+         * FLEXRMA_TEST_JITTER still holds back). */
         fr_idle idle = {0};
-        while (fr_pending_count() > 0) {
+        while (fr_pending_count() > 0 || fr_isend_held() > 0) {
             if (fr_progress() == 0)
                 fr_backoff(&idle);
         }

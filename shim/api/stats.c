@@ -12,9 +12,13 @@
  * wrote into node peers' rings and sent as MPI messages; sync atomics: its atomic updates of
  * node peers' lock words and their PSCW and fence close words; collectives: the collective
  * calls its fences made (reduce-scatter). The last three say what synchronization costs per
- * epoch: bench/scale.c; held: packets it set aside until their epoch opened, am_recv.c). */
+ * epoch: bench/scale.c; held: packets it set aside until their epoch opened, am_recv.c).
+ * Under the test switch FLEXRMA_TEST_JITTER one more line per process, before the windows':
+ *   flexrma stats: rank R: jitter held N max wait N us
+ * (the messages it held back before their real send, and the longest wait, progress/isend.h). */
 #include "stats.h"
 #include "node/shm_adopt.h"
+#include "progress/isend.h"
 #include "transport/transport.h"
 
 #include <stdio.h>
@@ -81,6 +85,12 @@ void fr_stats_print(void)
                 "flexrma stats: rank %d: MPI_Win_create windows stay in ordinary memory, not "
                 "shared in place with node peers: %s\n",
                 rank, why);
+    if (fr_opt.test_jitter) {
+        uint64_t held, max_wait_us;
+        fr_isend_stats(&held, &max_wait_us);
+        fprintf(stderr, "flexrma stats: rank %d: jitter held %llu max wait %llu us\n", rank,
+                (unsigned long long)held, (unsigned long long)max_wait_us);
+    }
     for (saved *s = freed_windows, *next; s; s = next) {
         next = s->next;
         print_one(rank, s);

@@ -14,6 +14,7 @@
 #include "sync/counters.h"
 #include "transport/direct.h"
 #include "progress/entry.h"
+#include "progress/isend.h"
 #include "core/mpi_compat.h"
 #include "core/next.h"
 #include "progress/progress.h"
@@ -253,6 +254,7 @@ static void win_destroy(fr_win *w)
     free(w->lk_order);
     fr_regions_free(&w->attached);
     PMPI_Group_free(&w->group);
+    fr_isend_release(w->comm); /* FLEXRMA_TEST_JITTER: nothing may start on a freed comm */
     PMPI_Comm_free(&w->comm);
     free(w);
 }

@@ -48,6 +48,11 @@ typedef struct fr_options {
     unsigned native_flavors; /* FLEXRMA_NATIVE_FLAVORS: FR_FLAVOR_* bits left to the library */
     int test_nodes;     /* FLEXRMA_TEST_NODES=K, a test switch: MPI_COMM_WORLD split into K
                            simulated nodes (node/node_comm.h); 0: off */
+    unsigned test_jitter; /* FLEXRMA_TEST_JITTER=MAX_US, a test switch: every message flexrma
+                           sends waits a random time in [0, MAX_US] us first, in order per
+                           destination, tag and communicator (progress/isend.h); 0: off */
+    uint64_t test_jitter_seed; /* FLEXRMA_TEST_JITTER_SEED, mixed with the world rank ... */
+    int test_jitter_seeded;    /* ... when set; else the pid and the clock seed the delays */
 } fr_options;
 
 /* Window flavors flexrma can hand back to the MPI library (FLEXRMA_NATIVE_FLAVORS). Shared and

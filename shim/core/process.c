@@ -67,6 +67,22 @@ static int env_test_nodes(const char *name)
     return 0;
 }
 
+/* FLEXRMA_TEST_JITTER: the longest delay in microseconds, up to a second; 0, unset or anything
+ * else is off. */
+static unsigned env_test_jitter(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long us = strtol(v, &end, 10);
+    if (*end == '\0' && us >= 0 && us <= 1000000)
+        return (unsigned)us;
+    fprintf(stderr, "flexrma: %s=%s is not a delay in microseconds (0 to 1000000); ignored\n",
+            name, v);
+    return 0;
+}
+
 /* A comma-separated subset of allocate, shared, dynamic. */
 static unsigned env_flavors(const char *name)
 {
@@ -108,6 +124,10 @@ void fr_options_read(void)
     fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
     fr_opt.native_flavors = env_flavors("FLEXRMA_NATIVE_FLAVORS");
     fr_opt.test_nodes = env_test_nodes("FLEXRMA_TEST_NODES");
+    fr_opt.test_jitter = fr_opt.disabled ? 0 : env_test_jitter("FLEXRMA_TEST_JITTER");
+    const char *seed = getenv("FLEXRMA_TEST_JITTER_SEED");
+    fr_opt.test_jitter_seeded = seed && *seed;
+    fr_opt.test_jitter_seed = fr_opt.test_jitter_seeded ? strtoull(seed, NULL, 0) : 0;
     if (fr_opt.am_inbox < 64)
         fr_opt.am_inbox = 64;
     if (fr_opt.am_inbox > INT32_MAX)

@@ -1,5 +1,6 @@
 /* progress.c - internal requests, the progress pass, waiting, and the agent thread. */
 #include "progress.h"
+#include "isend.h"
 #include "request.h"
 #include "core/next.h"
 #include "win/win.h"
@@ -102,6 +103,10 @@ int fr_progress(void)
     for (fr_win *w = fr_windows; w; w = w->next)
         for (int i = 0; i < npollers; i++)
             events += pollers[i](w);
+    /* Held sends first (FLEXRMA_TEST_JITTER): the generalized requests it completes are in the
+     * pending table, and are seen done in this very pass. */
+    if (FR_UNLIKELY(fr_opt.test_jitter))
+        events += fr_isend_poll();
     events += complete_pending();
     events += fr_req_progress();
     return events;

@@ -12,6 +12,7 @@
  * FR_TAG_PKT_BIG: the length arrives in order with the origin's other batches, and the batch is
  * received right then from that origin, so per-origin order holds. */
 #include "core/next.h"
+#include "progress/isend.h"
 #include "transport.h"
 
 #include <stdlib.h>
@@ -59,8 +60,8 @@ static void arrived(fr_win *w, const unsigned char *buf, const MPI_Status *st)
         fr_fatal("rank %d announced a batch of %llu bytes", st->MPI_SOURCE,
                  (unsigned long long)big);
     unsigned char *body = fr_xmalloc((size_t)big);
-    FR_CHECK_MPI(FR_NEXT(Recv)(body, (int)big, MPI_BYTE, st->MPI_SOURCE, FR_TAG_PKT_BIG, w->comm,
-                           MPI_STATUS_IGNORE));
+    FR_CHECK_MPI(fr_isend_recv(body, (int)big, MPI_BYTE, st->MPI_SOURCE, FR_TAG_PKT_BIG,
+                               w->comm, MPI_STATUS_IGNORE));
     fr_am_dispatch(w, st->MPI_SOURCE, fr_tp_am.form, body, (size_t)big);
     free(body);
 }

@@ -16,6 +16,7 @@
  * nobody waits for it forever. */
 #include "dtype/acc.h"
 #include "direct.h"
+#include "progress/isend.h"
 #include "progress/progress.h"
 #include "transport.h"
 
@@ -106,8 +107,8 @@ static void refuse(fr_win *w, int src, const fr_pkt *p, const char *why)
     MPI_Request req;
     /* MPI_PACKED matches a message of any type, and any receive type matches it. */
     if (answers)
-        FR_CHECK_MPI(PMPI_Isend(x->buf, (int)p->data_len, MPI_PACKED, src, (int)p->data_tag,
-                                w->comm, &req));
+        FR_CHECK_MPI(fr_isend(x->buf, (int)p->data_len, MPI_PACKED, src, (int)p->data_tag,
+                              w->comm, &req));
     else
         FR_CHECK_MPI(PMPI_Irecv(x->buf, (int)p->data_len, MPI_PACKED, src, (int)p->data_tag,
                                 w->comm, &req));
@@ -140,7 +141,7 @@ static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, c
     x->number = fr_target_op_begin(w, src);
     fr_am_rxtype_hold(tt);
     MPI_Request req;
-    FR_CHECK_MPI(PMPI_Isend(before, (int)len, MPI_PACKED, src, (int)p->data_tag, w->comm, &req));
+    FR_CHECK_MPI(fr_isend(before, (int)len, MPI_PACKED, src, (int)p->data_tag, w->comm, &req));
     w->target_pending++;
     fr_pending_add(req, xfer_done, x);
 }
@@ -200,7 +201,7 @@ static void run_op(fr_win *w, int src, const fr_pkt *p, const unsigned char *des
     if (p->type == FR_PKT_PUT) {
         FR_CHECK_MPI(PMPI_Irecv(addr, p->count, tt->handle, src, tag, w->comm, &req));
     } else if (p->type == FR_PKT_GET) {
-        FR_CHECK_MPI(PMPI_Isend(addr, p->count, tt->handle, src, tag, w->comm, &req));
+        FR_CHECK_MPI(fr_isend(addr, p->count, tt->handle, src, tag, w->comm, &req));
     } else {
         /* Received as MPI_PACKED (any message may be): the packed form fr_acc_apply takes, and
          * exactly data_len bytes even when the element type has gaps (MPI_DOUBLE_INT). */

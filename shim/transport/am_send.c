@@ -10,6 +10,7 @@
  * posts its receive into the user's buffer before the batch leaves. */
 #include "direct.h"
 #include "dtype/acc.h"
+#include "progress/isend.h"
 #include "progress/progress.h"
 #include "progress/request.h"
 #include "core/next.h"
@@ -60,7 +61,7 @@ static int am_send(fr_win *w, int target, unsigned char *buf, size_t len, int ta
 {
     MPI_Request req;
     int flag = 0;
-    FR_CHECK_MPI(PMPI_Isend(buf, (int)len, MPI_BYTE, target, tag, w->comm, &req));
+    FR_CHECK_MPI(fr_isend(buf, (int)len, MPI_BYTE, target, tag, w->comm, &req));
     /* Small messages complete at once (eager protocol): skip the bookkeeping. */
     FR_CHECK_MPI(FR_NEXT(Test)(&req, &flag, MPI_STATUS_IGNORE));
     if (flag)
@@ -214,8 +215,8 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
             FR_CHECK_MPI(PMPI_Irecv(op->result_addr, op->result_count, dt->handle, t,
                                     (int)data_tag, w->comm, &req));
         } else {
-            FR_CHECK_MPI(PMPI_Isend(op->origin_addr, op->origin_count, dt->handle, t,
-                                    (int)data_tag, w->comm, &req));
+            FR_CHECK_MPI(fr_isend(op->origin_addr, op->origin_count, dt->handle, t,
+                                  (int)data_tag, w->comm, &req));
         }
         fr_dtype_retain(dt);
         track(w, t, req, dt, NULL, op->req);

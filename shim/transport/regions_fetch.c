@@ -10,6 +10,7 @@
  * memory; where the origin reaches the region directly, its slot in the target's state page
  * tells the origin of the detach at the call, and it learns again (direct.c). */
 #include "direct.h"
+#include "progress/isend.h"
 #include "progress/progress.h"
 #include "transport.h"
 
@@ -77,6 +78,6 @@ void fr_regions_answer(fr_win *w, int src, const fr_pkt *p)
     if (bytes)
         memcpy(copy, w->attached.r, bytes);
     MPI_Request req;
-    FR_CHECK_MPI(PMPI_Isend(copy, (int)bytes, MPI_BYTE, src, (int)p->data_tag, w->comm, &req));
+    FR_CHECK_MPI(fr_isend(copy, (int)bytes, MPI_BYTE, src, (int)p->data_tag, w->comm, &req));
     fr_pending_add(req, answer_sent, copy);
 }
