@@ -53,33 +53,18 @@ static fr_transport_mode env_transport(const char *name)
     return FR_TRANSPORT_AUTO;
 }
 
-/* FLEXRMA_TEST_NODES: a number of simulated nodes, at least 1; anything else is off. */
-static int env_test_nodes(const char *name)
+/* A whole number in [lo, hi]; unset or empty is 0, anything else is 0 with a warning that says
+ * what was expected (`what`). */
+static long env_ranged(const char *name, long lo, long hi, const char *what)
 {
     const char *v = getenv(name);
     if (!v || !*v)
         return 0;
     char *end;
     long k = strtol(v, &end, 10);
-    if (*end == '\0' && k >= 1 && k <= INT_MAX)
-        return (int)k;
-    fprintf(stderr, "flexrma: %s=%s is not a number of nodes (1 or more); ignored\n", name, v);
-    return 0;
-}
-
-/* FLEXRMA_TEST_JITTER: the longest delay in microseconds, up to a second; 0, unset or anything
- * else is off. */
-static unsigned env_test_jitter(const char *name)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end;
-    long us = strtol(v, &end, 10);
-    if (*end == '\0' && us >= 0 && us <= 1000000)
-        return (unsigned)us;
-    fprintf(stderr, "flexrma: %s=%s is not a delay in microseconds (0 to 1000000); ignored\n",
-            name, v);
+    if (*end == '\0' && k >= lo && k <= hi)
+        return k;
+    fprintf(stderr, "flexrma: %s=%s is not %s; ignored\n", name, v, what);
     return 0;
 }
 
@@ -123,8 +108,14 @@ void fr_options_read(void)
     fr_opt.adopt = (int)env_size("FLEXRMA_ADOPT", 1) != 0;
     fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
     fr_opt.native_flavors = env_flavors("FLEXRMA_NATIVE_FLAVORS");
-    fr_opt.test_nodes = env_test_nodes("FLEXRMA_TEST_NODES");
-    fr_opt.test_jitter = fr_opt.disabled ? 0 : env_test_jitter("FLEXRMA_TEST_JITTER");
+    /* test switches: simulated nodes (at least 1), and the longest delay of a message in
+     * microseconds (up to a second) */
+    fr_opt.test_nodes = (int)env_ranged("FLEXRMA_TEST_NODES", 1, INT_MAX,
+                                        "a number of nodes (1 or more)");
+    fr_opt.test_jitter =
+        fr_opt.disabled ? 0
+                        : (unsigned)env_ranged("FLEXRMA_TEST_JITTER", 0, 1000000,
+                                               "a delay in microseconds (0 to 1000000)");
     const char *seed = getenv("FLEXRMA_TEST_JITTER_SEED");
     fr_opt.test_jitter_seeded = seed && *seed;
     fr_opt.test_jitter_seed = fr_opt.test_jitter_seeded ? strtoull(seed, NULL, 0) : 0;
