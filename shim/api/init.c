@@ -112,6 +112,7 @@ FR_API int MPI_Finalize(void)
         fr_counters_finalize();
         fr_req_finalize();
         fr_shm_map_finalize();
+        fr_seg_spares_drop();
         fr_hold_finalize();
         fr_seg_unlink_all(); /* segments stay mapped: the program may still use its memory */
         fr_active = 0;

@@ -129,6 +129,7 @@ static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem, fr_shar
         seg.rc = fr_seg_alloc((size_t)total, &mem->addr);
         if (seg.rc == MPI_SUCCESS) {
             mem->kind = FR_BLOCK_SEG;
+            fr_seg_no_spare(mem->addr); /* the others keep it if this process leaves */
             fr_seg_lookup(mem->addr, 0, &seg.ref);
         }
     }

@@ -26,10 +26,79 @@
 typedef struct remote_map {
     void *base;
     size_t size;
-    int refs;
+    uint64_t ino, owner; /* of the segment, as its owner described it */
+    int refs;            /* 0: idle, kept for the owner's reuse of the segment (below) */
 } remote_map;
 
 static fr_u64map procs; /* pid -> fr_peer_proc */
+
+/* Idle mappings: a peer's segment that no window uses any more stays mapped, if small, because
+ * its owner keeps it as a spare and hands the same segment (same serial) to its next window of
+ * that size (shm_seg.c says why that pays). At most FR_MAP_IDLE of them, FR_SEG_SPARE_BYTES
+ * together, oldest first. An idle mapping keeps its file, so up to that much memory of segments
+ * their owners freed stays in use until the mapping is pushed out, or until MPI_Finalize. A
+ * peer's record lives while a window uses it or it has idle mappings. */
+#define FR_MAP_IDLE 64
+static struct idle_map {
+    fr_peer_proc *pp;
+    uint64_t serial;
+} idle[FR_MAP_IDLE];
+static size_t nidle, idle_bytes;
+
+static void proc_close(fr_peer_proc *p);
+
+static void map_drop(fr_peer_proc *pp, uint64_t serial, remote_map *m)
+{
+    fr_u64map_del(&pp->maps, serial);
+    munmap(m->base, m->size);
+    free(m);
+}
+
+/* Take entry i out of the idle list (its mapping is in use again, or goes). */
+static void idle_remove(size_t i)
+{
+    remote_map *m = fr_u64map_get(&idle[i].pp->maps, idle[i].serial);
+    idle_bytes -= m->size;
+    idle[i].pp->idle--;
+    memmove(&idle[i], &idle[i + 1], (--nidle - i) * sizeof *idle);
+}
+
+static size_t idle_find(const fr_peer_proc *pp, uint64_t serial)
+{
+    size_t i = 0;
+    while (i < nidle && (idle[i].pp != pp || idle[i].serial != serial))
+        i++;
+    return i;
+}
+
+/* The oldest idle mapping goes, and its peer's record with it when nothing else holds that. */
+static void idle_evict(void)
+{
+    fr_peer_proc *pp = idle[0].pp;
+    uint64_t serial = idle[0].serial;
+    idle_remove(0);
+    map_drop(pp, serial, fr_u64map_get(&pp->maps, serial));
+    if (pp->refs == 0 && pp->idle == 0) {
+        fr_u64map_del(&procs, (uint64_t)pp->pid);
+        proc_close(pp);
+    }
+}
+
+/* m, no longer used by any window: kept idle if small, else unmapped. */
+static void idle_keep(fr_peer_proc *pp, uint64_t serial, remote_map *m)
+{
+    if (m->size > FR_SEG_SPARE_MAX) {
+        map_drop(pp, serial, m);
+        return;
+    }
+    while (nidle > 0 && (nidle == FR_MAP_IDLE || idle_bytes + m->size > FR_SEG_SPARE_BYTES))
+        idle_evict();
+    idle[nidle].pp = pp;
+    idle[nidle].serial = serial;
+    nidle++;
+    idle_bytes += m->size;
+    pp->idle++;
+}
 
 static int sys_pidfd_open(pid_t pid)
 {
@@ -86,8 +155,12 @@ static void unmap_one(uint64_t serial, void *val, void *arg)
     free(m);
 }
 
+/* Unmap everything of p, idle mappings included, and free its record (already out of procs). */
 static void proc_close(fr_peer_proc *p)
 {
+    for (size_t i = nidle; i-- > 0;)
+        if (idle[i].pp == p)
+            idle_remove(i);
     fr_u64map_each(&p->maps, unmap_one, NULL);
     fr_u64map_destroy(&p->maps);
     free(p);
@@ -95,7 +168,7 @@ static void proc_close(fr_peer_proc *p)
 
 void fr_peer_proc_release(fr_peer_proc *pp)
 {
-    if (!pp || --pp->refs > 0)
+    if (!pp || --pp->refs > 0 || pp->idle > 0)
         return;
     fr_u64map_del(&procs, (uint64_t)pp->pid);
     proc_close(pp);
@@ -146,8 +219,15 @@ static int take_fd(fr_peer_proc *pp, const fr_seg_ref *ref, char *why, size_t n)
 int fr_seg_map_remote(fr_peer_proc *pp, const fr_seg_ref *ref, void **base)
 {
     remote_map *m = fr_u64map_get(&pp->maps, ref->serial);
+    if (m && m->refs == 0 && (m->ino != ref->ino || m->owner != ref->owner || m->size != ref->size)) {
+        /* idle, of a process that had this pid before: not this segment */
+        idle_remove(idle_find(pp, ref->serial));
+        map_drop(pp, ref->serial, m);
+        m = NULL;
+    }
     if (m) {
-        m->refs++;
+        if (m->refs++ == 0)
+            idle_remove(idle_find(pp, ref->serial));
         *base = m->base;
         return MPI_SUCCESS;
     }
@@ -180,6 +260,8 @@ int fr_seg_map_remote(fr_peer_proc *pp, const fr_seg_ref *ref, void **base)
     m = fr_xmalloc(sizeof *m);
     m->base = p;
     m->size = (size_t)ref->size;
+    m->ino = ref->ino;
+    m->owner = ref->owner;
     m->refs = 1;
     fr_u64map_put(&pp->maps, ref->serial, m);
     *base = p;
@@ -189,11 +271,9 @@ int fr_seg_map_remote(fr_peer_proc *pp, const fr_seg_ref *ref, void **base)
 void fr_seg_unmap_remote(fr_peer_proc *pp, uint64_t serial)
 {
     remote_map *m = fr_u64map_get(&pp->maps, serial);
-    if (!m || --m->refs > 0)
+    if (!m || m->refs == 0 || --m->refs > 0)
         return;
-    fr_u64map_del(&pp->maps, serial);
-    munmap(m->base, m->size);
-    free(m);
+    idle_keep(pp, serial, m);
 }
 
 size_t fr_seg_remote_count(const fr_peer_proc *pp) { return pp->maps.used; }

@@ -1,8 +1,9 @@
 /* shm_map.h - reaching a node peer's memory: mapping its segments (shm_seg.h), and cross-memory
  * attach (process_vm_readv/writev) for memory that is in no segment.
  *
- * A peer's segment is mapped once per (peer process, segment) however many windows use it, and
- * unmapped when the last user releases it. Peer processes are identified by their pid; a pidfd
+ * A peer's segment is mapped once per (peer process, segment) however many windows use it. When
+ * the last user releases it, a small one stays mapped, idle, for the owner's next window, which
+ * often gets the same segment back (shm_seg.h: spares); a bounded number do (shm_map.c). Peer processes are identified by their pid; a pidfd
  * (pidfd_open) is opened for each mapping and closed with it, never kept: a descriptor per peer
  * would make a process's descriptors grow with its node peers (issue 21). A reused pid cannot
  * map the wrong file (inode check, below), only fail.
@@ -25,13 +26,15 @@ typedef struct fr_peer_proc {
     pid_t pid;
     int pidfd_works; /* 0 where pidfd_open is unavailable (the /proc/<pid>/fd path is used) */
     int refs;        /* fr_peer_proc_open() calls not yet released */
+    int idle;        /* its mappings no window uses, kept for reuse (shm_map.c) */
     fr_u64map maps;  /* segment serial -> mapping (shm_map.c) */
 } fr_peer_proc;
 
 /* The record of process pid, opened on first use and shared by later calls (counted). Errors:
  * FR_ERR_SHM (the process does not exist or cannot be opened). */
 int fr_peer_proc_open(pid_t pid, fr_peer_proc **pp);
-/* Drop one reference; the last one unmaps whatever is still mapped. */
+/* Drop one reference; the last one unmaps whatever is still mapped, unless idle mappings keep
+ * the record (then the last of those to go does). */
 void fr_peer_proc_release(fr_peer_proc *pp);
 
 /* Map the whole segment `ref` of process pp (ref->size bytes, read-write, shared); *base is its
@@ -40,7 +43,8 @@ void fr_peer_proc_release(fr_peer_proc *pp);
  * pidfd_getfd, else opened through /proc/<pid>/fd, else (named backend) by ref->name; it is
  * closed once mapped. Errors: FR_ERR_SHM with the reason. */
 int fr_seg_map_remote(fr_peer_proc *pp, const fr_seg_ref *ref, void **base);
-/* Release one reference on pp's segment `serial`; the last one unmaps it. */
+/* Release one reference on pp's segment `serial`; after the last one it is unmapped, or, if
+ * small, kept idle for a later fr_seg_map_remote of the same segment. */
 void fr_seg_unmap_remote(fr_peer_proc *pp, uint64_t serial);
 /* Mapped segments of pp (tests). */
 size_t fr_seg_remote_count(const fr_peer_proc *pp);

@@ -3,8 +3,11 @@
  * Each segment is one shared-memory file, mapped MAP_SHARED here, whose descriptor this process
  * keeps open so that a peer can take a duplicate of it (pidfd_getfd, shm_map.h) and map the same
  * pages. One segment per allocation, sized to whole pages: large allocations waste nothing (the
- * pages exist only once touched), and a freed segment returns all its memory. The price is one
- * descriptor and one mapping per allocation, and a page for even a one-byte allocation.
+ * pages exist only once touched), and a freed segment larger than FR_SEG_SPARE_MAX returns all
+ * its memory. The price is one descriptor and one mapping per allocation, and a page for even a
+ * one-byte allocation. Smaller freed segments stay mapped as spares (at most FR_SEG_SPARES of them
+ * and FR_SEG_SPARE_BYTES together), and an allocation of the same size takes one back,
+ * zero-filled: mapping and unmapping cost far more than the copy (shm_seg.c).
  * Segments use at most a quarter of the descriptor limit (RLIMIT_NOFILE), so they never starve
  * the program; past that, MPI_Alloc_mem gives ordinary memory (alloc_mem.c), which the
  * cross-memory-attach path still reaches.
@@ -29,6 +32,10 @@
 #include <stdint.h>
 
 #define FR_SEG_NAME_MAX 48
+/* Freed segments kept for reuse: how many, the largest kept, and their bytes together. */
+#define FR_SEG_SPARES 16
+#define FR_SEG_SPARE_MAX ((size_t)4 << 20)
+#define FR_SEG_SPARE_BYTES ((size_t)16 << 20)
 
 /* What a peer needs to map a segment, and where an address lies in it. Plain data: it may be
  * sent to a peer as bytes (every field has a fixed size). */
@@ -37,6 +44,8 @@ typedef struct fr_seg_ref {
     uint32_t named;    /* 1: `name` is set and still linked (named backend) */
     uint64_t serial;   /* unique per owner process for its lifetime: the key peers cache by */
     uint64_t ino;      /* inode of the file: a mapper checks it got this very segment */
+    uint64_t owner;    /* random, fixed for the owner process's life: a mapping a peer kept is
+                          never taken for a segment of another process that got the same pid */
     uint64_t size;     /* bytes of the segment (a page multiple): a mapper maps all of them */
     uint64_t offset;   /* of the looked-up address from the start of the segment */
     char name[FR_SEG_NAME_MAX]; /* the shm_open name while linked, "" otherwise */
@@ -58,8 +67,15 @@ int fr_seg_alloc(size_t size, void **addr);
  * used right away and all of it, such as packet rings: a first touch inside a timed exchange
  * costs a page fault on each side, a few microseconds each in a virtual machine. */
 void fr_mem_prefault(void *addr, size_t len);
-/* Unmap and close the segment starting at addr. FR_ERR_BASE if no segment starts there. */
+/* Free the segment starting at addr: unmapped and closed, or kept as a spare (above); either way
+ * no longer a segment here. FR_ERR_BASE if no segment starts there. */
 int fr_seg_free(void *addr);
+/* Unmap and close every spare (MPI_Finalize). */
+void fr_seg_spares_drop(void);
+/* The segment holding addr is never kept as a spare: peers may go on using it after this
+ * process frees it (a shared window's memory, which the other members keep when its first
+ * member leaves), so it must not come back as another allocation. */
+void fr_seg_no_spare(void *addr);
 /* If [addr, addr+len) lies inside one segment (len 0: addr inside it), describe it in *ref and
  * return 1; otherwise return 0. */
 int fr_seg_lookup(const void *addr, size_t len, fr_seg_ref *ref);

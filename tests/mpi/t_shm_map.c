@@ -6,7 +6,12 @@
  *    segment and checks its content, maps it again (same address, one mapping), writes into its
  *    right neighbour's buffer through the mapping, and after a barrier finds its own buffer
  *    written by its left neighbour.
- * 2. Cross-memory attach: the same with a malloc'ed buffer, reached by process_vm_readv/writev;
+ * 2. Reuse: a freed small segment is a spare, and the next allocation of its size gets it back
+ *    (same address and serial, zero-filled); a peer that mapped it kept the mapping idle and
+ *    maps the reused segment at the same address, seeing the new data; a reference that names
+ *    the same serial with another inode never gets that idle mapping (a process that had the
+ *    pid before).
+ * 3. Cross-memory attach: the same with a malloc'ed buffer, reached by process_vm_readv/writev;
  *    the write scatters through one iovec per element.
  * Linked with the internal library (see tests/unit/CMakeLists.txt): it calls fr_* directly. */
 #include "common.h"
@@ -103,6 +108,67 @@ static void test_segments(void)
     free(view);
 }
 
+/* 2 + 2 * (nprocs - 1) checks */
+static void test_reuse(void)
+{
+    const size_t n = 3 * (size_t)sysconf(_SC_PAGESIZE) / sizeof(int);
+    if (fr_seg_backend_get() != FR_SEG_MEMFD) {
+        skip(2 + 2 * (nprocs - 1), "spares need the memfd backend");
+        return;
+    }
+    int *seg = NULL, *again = NULL;
+    fr_seg_ref mine, mine2, *refs = xmalloc(nprocs * sizeof *refs);
+    fr_seg_alloc(n * sizeof *seg, (void **)&seg);
+    for (size_t i = 0; i < n; i++)
+        seg[i] = pat(rank, (int)i, 4);
+    fr_seg_lookup(seg, 0, &mine);
+    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, refs, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+    fr_peer_proc **pp = xmalloc(nprocs * sizeof *pp);
+    char **view = xmalloc(nprocs * sizeof *view);
+    for (int r = 0; r < nprocs; r++) {
+        view[r] = NULL;
+        if (r != rank && fr_peer_proc_open((pid_t)all[r].pid, &pp[r]) == MPI_SUCCESS &&
+            fr_seg_map_remote(pp[r], &refs[r], (void **)&view[r]) == MPI_SUCCESS)
+            fr_seg_unmap_remote(pp[r], refs[r].serial); /* idle now, still mapped */
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* every peer mapped and let go of my segment */
+    fr_seg_free(seg);
+    fr_seg_alloc(n * sizeof *again, (void **)&again);
+    fr_seg_lookup(again, 0, &mine2);
+    ok(again == seg && mine2.serial == mine.serial, "a freed segment comes back for its size");
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n; i++)
+        nonzero += again[i] != 0;
+    ok(nonzero == 0, "zero-filled (%zu ints were not)", nonzero);
+    for (size_t i = 0; i < n; i++)
+        again[i] = pat(rank, (int)i, 5);
+    MPI_Allgather(&mine2, sizeof mine2, MPI_BYTE, refs, sizeof mine2, MPI_BYTE, MPI_COMM_WORLD);
+    for (int r = 0; r < nprocs; r++) {
+        if (r == rank)
+            continue;
+        char *v2 = NULL;
+        int rc = view[r] ? fr_seg_map_remote(pp[r], &refs[r], (void **)&v2) : -1;
+        int same = rc == MPI_SUCCESS && v2 == view[r], right_data = same;
+        for (size_t i = 0; same && i < n; i++)
+            right_data &= ((int *)v2)[i] == pat(r, (int)i, 5);
+        ok(same && right_data, "rank %d's reused segment: the idle mapping, with the new data", r);
+        if (rc == MPI_SUCCESS)
+            fr_seg_unmap_remote(pp[r], refs[r].serial);
+        fr_seg_ref other = refs[r];
+        other.ino++;
+        void *v3 = NULL;
+        rc = view[r] ? fr_seg_map_remote(pp[r], &other, &v3) : MPI_SUCCESS;
+        ok(rc != MPI_SUCCESS, "the same serial with another inode is refused, not the idle mapping");
+        if (view[r])
+            fr_peer_proc_release(pp[r]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody maps it any more */
+    fr_seg_free(again);
+    free(view);
+    free(pp);
+    free(refs);
+}
+
 /* 3 checks */
 static void test_cma(void)
 {
@@ -139,9 +205,10 @@ int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    tap_plan(1 + 2 + 3 * (nprocs - 1) + 3);
+    tap_plan(1 + 2 + 3 * (nprocs - 1) + 2 + 2 * (nprocs - 1) + 3);
     publish();
     test_segments();
+    test_reuse();
     test_cma();
     if (from_seg)
         fr_seg_free(buf);

@@ -4,6 +4,7 @@
  * For sizes 0, 1, 4096, 1 MiB and 100 MiB: allocation, page rounding, what lookup says about the
  * first, an interior and the last byte, ranges that cross the end, and that a 100 MiB segment
  * costs only the pages touched. Then freeing (also of interior and foreign addresses), the
+ * spares (reuse by size, zero-filled, at most FR_SEG_SPARES, dropped on demand), the
  * named fallback (its name exists with mode 0600 until unlinked, and is gone after free or
  * unlink-all), the descriptor budget (a quarter of RLIMIT_NOFILE), and MPI_Alloc_mem/MPI_Free_mem
  * in the three FLEXRMA_TRANSPORT modes. */
@@ -120,10 +121,69 @@ static void test_free_and_foreign(void)
     int fd = fr_seg_lookup(a, 0, &ref) ? ref.fd : -1;
     is_int(err_class(fr_seg_free(a + 1)), MPI_ERR_BASE, "free of an interior address: ERR_BASE");
     is_int(err_class(fr_seg_free(heap)), MPI_ERR_BASE, "free of a foreign address: ERR_BASE");
-    ok(fr_seg_free(a) == MPI_SUCCESS && fd >= 0 && fcntl(fd, F_GETFD) < 0,
-       "free closes the segment's descriptor");
+    int kept = fr_seg_free(a) == MPI_SUCCESS && fd >= 0 && fcntl(fd, F_GETFD) >= 0;
+    fr_seg_spares_drop();
+    ok(kept && fcntl(fd, F_GETFD) < 0,
+       "free keeps a small segment as a spare, open; dropping the spares closes it");
     ok(fr_seg_free(b) == MPI_SUCCESS && fr_seg_count() == 0, "all segments freed");
     free(heap);
+}
+
+/* The spares: reuse by size, zero-filled, bounded. */
+#define SPARE_CHECKS 5
+static void test_spares(void)
+{
+    if (fr_seg_backend_get() != FR_SEG_MEMFD) {
+        skip(SPARE_CHECKS, "spares need the memfd backend");
+        return;
+    }
+    fr_seg_spares_drop();
+    char *a = NULL, *b = NULL, *c = NULL;
+    fr_seg_ref ra, rb;
+    fr_seg_alloc(3 * pg, (void **)&a);
+    memset(a, 0x5a, 3 * pg);
+    fr_seg_lookup(a, 0, &ra);
+    fr_seg_free(a);
+    fr_seg_alloc(pg, (void **)&c); /* another size: not the spare */
+    fr_seg_alloc(3 * pg - 7, (void **)&b);
+    fr_seg_lookup(b, 0, &rb);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < 3 * pg; i++)
+        nonzero += b[i] != 0;
+    ok(b == a && c != a && rb.serial == ra.serial && fr_seg_count() == 2,
+       "an allocation of a spare's size gets it back, with its serial; another size does not");
+    ok(nonzero == 0, "the spare comes back zero-filled (%zu bytes were not)", nonzero);
+    fr_seg_free(b);
+    fr_seg_free(c);
+
+    char *big = NULL;
+    fr_seg_alloc(FR_SEG_SPARE_MAX + pg, (void **)&big);
+    fr_seg_ref rbig;
+    fr_seg_lookup(big, 0, &rbig);
+    fr_seg_free(big);
+    ok(fcntl(rbig.fd, F_GETFD) < 0, "a segment over FR_SEG_SPARE_MAX is closed at once");
+
+    int fds[FR_SEG_SPARES + 1];
+    char *p[FR_SEG_SPARES + 1];
+    for (int i = 0; i <= FR_SEG_SPARES; i++) { /* distinct sizes: none takes another's spare */
+        fr_seg_alloc((size_t)(i + 5) * pg, (void **)&p[i]);
+        fr_seg_ref r;
+        fds[i] = fr_seg_lookup(p[i], 0, &r) ? r.fd : -1;
+    }
+    for (int i = 0; i <= FR_SEG_SPARES; i++)
+        fr_seg_free(p[i]);
+    int open_now = 0;
+    for (int i = 0; i <= FR_SEG_SPARES; i++)
+        open_now += fds[i] >= 0 && fcntl(fds[i], F_GETFD) >= 0;
+    /* the two small ones from above were spares too: the oldest go first */
+    ok(open_now == FR_SEG_SPARES && fcntl(fds[0], F_GETFD) < 0 &&
+           fcntl(fds[FR_SEG_SPARES], F_GETFD) >= 0,
+       "at most FR_SEG_SPARES spares, the oldest pushed out (%d open)", open_now);
+    fr_seg_spares_drop();
+    open_now = 0;
+    for (int i = 0; i <= FR_SEG_SPARES; i++)
+        open_now += fcntl(fds[i], F_GETFD) >= 0;
+    ok(open_now == 0 && fr_seg_count() == 0, "dropping the spares closes them all");
 }
 
 static int name_exists(const char *name)
@@ -261,14 +321,15 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     pg = (size_t)sysconf(_SC_PAGESIZE);
-    tap_plan(1 + nsizes * SIZE_CHECKS + FREE_CHECKS + NAMED_CHECKS + BUDGET_CHECKS +
-             ALLOC_CHECKS);
+    tap_plan(1 + nsizes * SIZE_CHECKS + FREE_CHECKS + SPARE_CHECKS + NAMED_CHECKS +
+             BUDGET_CHECKS + ALLOC_CHECKS);
     native = fr_seg_backend_get();
     ok(native == FR_SEG_MEMFD || native == FR_SEG_NAMED, "a segment backend works here (%s)",
        native == FR_SEG_MEMFD ? "memfd" : native == FR_SEG_NAMED ? "named" : "none");
     for (int i = 0; i < nsizes; i++)
         test_size(sizes[i]);
     test_free_and_foreign();
+    test_spares();
     test_named();
     test_fd_budget();
     test_alloc_mem();
