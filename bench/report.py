@@ -23,7 +23,7 @@ from collections import defaultdict
 
 FIELDS = ["program", "variant", "implementation", "transport", "ranks", "bytes", "median_us",
           "ratio_to_pt2pt"]
-PROGRAMS = ["ghost", "syncov", "exchange", "bandwidth", "notify", "mpi3", "hooks"]
+PROGRAMS = ["ghost", "syncov", "exchange", "bandwidth", "notify", "mpi3", "hooks", "gakernel"]
 # The three ways each program runs, in table order: (implementation, transport) -> label.
 IMPLS = [("native", "-"), ("flexrma", "default"), ("flexrma", "am")]
 LABEL = {("native", "-"): "native", ("flexrma", "default"): "flexrma",
@@ -426,8 +426,72 @@ def md_hooks(res, runs_note):
     return "".join(out)
 
 
+def md_gakernel(res, runs_note):
+    p = "gakernel"
+    out = ["# Application kernel with Global Arrays' access pattern\n\n",
+           "NWChem's SCF over GA/ARMCI-MPI, in plain MPI: each rank owns an N x N block of two "
+           "2-D arrays of doubles (D, read; F, accumulated into) in windows opened with "
+           "MPI_Win_lock_all once; tasks come from a counter on rank 0 (MPI_Fetch_and_op and "
+           "a flush, as NXTVAL); a task gets three patches of D (8x8 to 64x64 doubles, "
+           "through a vector datatype or row by row) from random owners, flushes, multiplies "
+           "them (a small dgemm: the compute row is this product alone, per task), and "
+           "accumulates the result into F at a random owner (MPI_SUM), flushes. After every "
+           "phase of K tasks, temporary MPI_Win_allocate windows (1 KiB-1 MiB, lock_all, one "
+           "put or accumulate, unlock_all, free) and a barrier; /nowinchurn: the barrier "
+           "alone, so the difference is the windows' cost. allocate: the arrays in "
+           "MPI_Win_allocate windows; create: MPI_Win_create over MPI_Alloc_mem memory. "
+           "Every run checks F element by element, its total, the counters and the "
+           "temporary windows' data. flexrma / native: flexrma's time over the native run's, "
+           "runs made one right after the other. " + runs_note + "\n"]
+    impls = present_impls(res, p)
+    others = [i for i in impls if i != IMPLS[0]]
+    for ranks in res.values(p, 4):
+        for size in sorted({k[5] for k in res.keys(p) if k[4] == ranks}):
+            names = sorted({k[1] for k in res.keys(p) if k[4] == ranks and k[5] == size},
+                           key=lambda v: (res.order.get((p, v.split("/")[0]), 0),
+                                          v.split("/")[1:]))
+            for kind, title, scale in (
+                    ("ga", "time per task of one rank (µs)", 1),
+                    ("ga-run", "whole run (ms): the arrays' windows made, the tasks, the "
+                     "windows freed", 1e-3),
+                    ("compute", "the local product alone, per task (µs)", 1)):
+                rows = []
+                for v in names:
+                    if v.split("/")[0] != kind:
+                        continue
+                    t = {i: res.t(p, v, i, ranks, size) for i in impls}
+                    rows.append([v] + [num(None if t[i] is None else t[i] * scale)
+                                       for i in impls] +
+                                [num(versus(res, p, v, i, ranks, size)) for i in others])
+                if rows:
+                    out.append(f"\n## {ranks} ranks, {bytes_text(size)} blocks: {title}\n\n")
+                    out.append(table(["Variant"] + [LABEL[i] for i in impls] +
+                                     [f"{LABEL[i]} / native" for i in others], rows))
+            # The temporary windows' cost: the task time with them minus without.
+            rows = []
+            for v in names:
+                parts = v.split("/")
+                if parts[0] != "ga" or parts[-1] == "nowinchurn":
+                    continue
+                cost = {}
+                for i in impls:
+                    a, b = res.t(p, v, i, ranks, size), res.t(p, v + "/nowinchurn", i, ranks,
+                                                               size)
+                    cost[i] = None if a is None or b is None else a - b
+                rows.append([v] + [num(cost[i]) for i in impls] +
+                            [num(None if cost[i] is None or not cost[IMPLS[0]]
+                                 else cost[i] / cost[IMPLS[0]]) for i in others])
+            if rows:
+                out.append(f"\n## {ranks} ranks: the temporary windows' share of a task (µs): "
+                           "with them minus /nowinchurn\n\n")
+                out.append(table(["Variant"] + [LABEL[i] for i in impls] +
+                                 [f"{LABEL[i]} / native" for i in others], rows))
+    return "".join(out)
+
+
 MARKDOWN = {"ghost": md_ghost, "syncov": md_syncov, "exchange": md_exchange,
-            "bandwidth": md_bandwidth, "notify": md_notify, "mpi3": md_mpi3, "hooks": md_hooks}
+            "bandwidth": md_bandwidth, "notify": md_notify, "mpi3": md_mpi3, "hooks": md_hooks,
+            "gakernel": md_gakernel}
 
 
 # ---------------------------------------------------------------- plots
@@ -446,7 +510,7 @@ def plot(res, program, path):
     keys = res.keys(program)
     impls = present_impls(res, program)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    bars = program in ("syncov", "notify", "hooks")
+    bars = program in ("syncov", "notify", "hooks", "gakernel")
     if bars:  # one panel per rank count
         panels = sorted({(k[4], "") for k in keys})
     else:  # one per rank count and configuration (the variant's part after its first '/')
@@ -466,7 +530,7 @@ def plot(res, program, path):
                        color=colors[j % len(colors)])
             ax.set_xticks([x + width * (len(impls) - 1) / 2 for x in range(len(cats))])
             ax.set_xticklabels(cats, rotation=60, ha="right", fontsize=7)
-            ax.set_ylabel("µs" if program == "syncov" else "µs (half round trip)")
+            ax.set_ylabel("µs" if program in ("syncov", "gakernel") else "µs (half round trip)")
         else:
             for j, name in enumerate(names):
                 v = name + ("/" + conf if conf else "")
@@ -900,6 +964,7 @@ def main():
     ap.add_argument("--build-type", default="?")
     ap.add_argument("--env", default="none")
     ap.add_argument("--timing", default="")
+    ap.add_argument("--load", type=int, default=0, help="busy loops run beside every run")
     args = ap.parse_args()
     mpis = args.mpi.split(",")
     if not mpis or any(m not in MPIS for m in mpis):
@@ -909,6 +974,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     runs_note = (f"Medians over {args.rounds} runs of each ({args.mode} run); each run's value "
                  "is the median over its repetitions of the slowest rank's time.")
+    if args.load:
+        runs_note += (f" Loaded machine: {args.load} busy loops (sh -c 'while :; do :; done') "
+                      "ran beside every run.")
     written, plots = [], 0
     for m in MPIS:  # an MPI not run this time leaves no files behind either
         res = dict(results).get(m) or Results(os.devnull, m)
@@ -929,7 +997,10 @@ def main():
              f"{args.mode} run of bench/run on {date}: {args.rounds} rounds (native, flexrma, "
              f"flexrma with FLEXRMA_TRANSPORT=am, one after the other{over}), {args.failed} "
              f"failed runs. flexrma build: {args.build_type}; FLEXRMA_* settings: "
-             f"{args.env.strip()}. Time: {args.timing}.",
+             f"{args.env.strip()}. Added load: " +
+             (f"{args.load} busy loops (sh -c 'while :; do :; done') beside every run "
+              "(bench/run --load)" if args.load else "none (quiet)") +
+             f". Time: {args.timing}.",
              "Ratios are one-sided time / point-to-point time within the same run (the CSV's "
              "ratio_to_pt2pt), medians over the runs; a size range shows its worst size. "
              "flexrma's default transport carries synchronization through shared-memory packet "
@@ -978,7 +1049,8 @@ def main():
     programs = (f"{len(written)} programs" if len(mpis) == 1 else
                 f"{len(written)} program results")
     print(tab + f"\n{met_text(counts)} "
-          f"(results in {args.out}: {programs}, {plots} plots).\n\n" +
+          f"(results in {args.out}: {programs}, {plots} plots; added load: "
+          f"{f'{args.load} busy loops' if args.load else 'none'}).\n\n" +
           (anchor + "\n" if anchor else "") + reference_note(results))
     return 0
 
