@@ -288,11 +288,23 @@ static int operands(acc_run *a, const unsigned char **view)
     return fr_unpack(src, a->nelems * (size_t)a->e->size, in, (int)a->nelems, a->e);
 }
 
+/* Where the values before go: straight into the packed result when the element type has no
+ * padding (every way of combining writes them with memcpy, so alignment does not matter), else
+ * into scratch, packed after. */
+static unsigned char *fetch_to(acc_run *a)
+{
+    if (!a->fetch)
+        return NULL;
+    if (a->e->contiguous)
+        return a->fetch + a->first * (size_t)a->e->size;
+    return fr_acc_scratch(a, &a->old);
+}
+
 static int flush(acc_run *a)
 {
     const unsigned char *vin = NULL;
     int rc = a->nelems ? operands(a, &vin) : MPI_SUCCESS;
-    unsigned char *vout = a->fetch ? fr_acc_scratch(a, &a->old) : NULL;
+    unsigned char *vout = fetch_to(a);
 
     if (rc == MPI_SUCCESS && a->nelems) {
         if (a->share) {
@@ -305,7 +317,7 @@ static int flush(acc_run *a)
                 rc = fr_acc_reduce(a, vin, fr_acc_pieces(&a->pieces), a->pieces.n, a->nelems);
         }
     }
-    if (rc == MPI_SUCCESS && vout && a->nelems) {
+    if (rc == MPI_SUCCESS && vout && vout == a->old && a->nelems) {
         size_t size = (size_t)a->e->size;
         rc = fr_pack(vout, (int)a->nelems, a->e, a->fetch + a->first * size, a->nelems * size);
     }
@@ -333,23 +345,22 @@ static int add_run(void *arg, MPI_Aint disp, size_t first, size_t n)
     return rc;
 }
 
-/* One element into memory others combine into too (MPI_Fetch_and_op, a one-element
- * accumulate): its stripe's group at once, none of a batch's pieces and scratch buffers. The
- * operand is copied to aligned memory on the stack only when it is not aligned already
- * (MPI_Reduce_local may assume the element's alignment), the value before goes straight to
- * a->fetch (every way of combining writes it with memcpy) unless that overlaps the operand (MPI
- * forbids it; a copy keeps the operand intact all the same). a: only the fields about the
- * operation are set (the batch's are not zeroed: an acc_run is large, and this is the short
- * path of an 8-byte MPI_Fetch_and_op); run_group reads no others, and its exclusive branch takes
- * scratch for one element (chunk 1), freed here. */
-static int one_shared(acc_run *a, void *target_addr, size_t bytes)
+/* A few consecutive elements (at most SMALL_BYTES) into memory others combine into too
+ * (MPI_Fetch_and_op, short accumulates): straight to their stripe, without a batch's pieces
+ * and scratch buffers. The operands are copied to aligned memory on the stack only when they
+ * are not aligned already (MPI_Reduce_local may assume the element's alignment); the values
+ * before go straight to a->fetch (every way of combining writes them with memcpy) unless that
+ * overlaps the operands (MPI forbids it; a copy keeps the operands intact all the same).
+ * a: only the fields about the operation are set (the batch's are not zeroed: an acc_run is
+ * large, and zeroing it was a fifth of an 8-byte MPI_Get_accumulate); run_group reads no
+ * others, and its exclusive branch may take scratch for n elements (chunk n), freed here. */
+#define SMALL_BYTES 64
+static int small_shared(acc_run *a, void *target_addr, size_t n, size_t bytes)
 {
     union {
         max_align_t align;
-        unsigned char b[64];
+        unsigned char b[SMALL_BYTES];
     } in, old;
-    if (bytes > sizeof in.b)
-        return fr_errorf(FR_ERR_INTERN, "accumulate: a %zu-byte element", bytes);
     const unsigned char *vin = a->packed;
     unsigned char *vout = a->fetch;
     if (vin && (uintptr_t)vin % a->align != 0) {
@@ -358,9 +369,9 @@ static int one_shared(acc_run *a, void *target_addr, size_t bytes)
     }
     if (vout && vin && vout < vin + bytes && vin < vout + bytes)
         vout = old.b;
-    a->chunk = 1;
+    a->chunk = n;
     a->io = NULL;
-    int rc = fr_acc_shared_one(a, target_addr, vin, vout);
+    int rc = fr_acc_shared_run(a, target_addr, n, vin, vout);
     if (a->io)
         free(a->io);
     if (rc == MPI_SUCCESS && vout == old.b)
@@ -390,17 +401,17 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
     /* Not for 1- and 2-byte integers: how their sums overflow is the MPI library's to say
      * (Open MPI 4.1's vector code saturates, open-mpi/ompi#8045); a wrapping add could differ. */
     int int_sum = op == MPI_SUM && e->size >= 4 && (TC(tclass) & TC_INTEGER);
-    if (share && packed_len == (size_t)e->size && tinfo->contiguous && e->contiguous) {
-        acc_run one; /* see one_shared: not zeroed */
-        one.e = e;
-        one.op = op;
-        one.int_sum = int_sum;
-        one.atomic = fr_acc_atomic_width(e) != 0;
-        one.align = elem_align(e);
-        one.share = share;
-        one.packed = op == MPI_NO_OP ? NULL : packed;
-        one.fetch = fetched;
-        return one_shared(&one, target_addr, packed_len);
+    if (share && packed_len <= SMALL_BYTES && tinfo->contiguous && e->contiguous) {
+        acc_run few; /* see small_shared: not zeroed */
+        few.e = e;
+        few.op = op;
+        few.int_sum = int_sum;
+        few.atomic = fr_acc_atomic_width(e) != 0;
+        few.align = elem_align(e);
+        few.share = share;
+        few.packed = op == MPI_NO_OP ? NULL : packed;
+        few.fetch = fetched;
+        return small_shared(&few, target_addr, packed_len / (size_t)e->size, packed_len);
     }
     acc_run a = {.e = e, .op = op, .share = share, .int_sum = int_sum, .target = target_addr,
                  .packed = op == MPI_NO_OP ? NULL : packed, .fetch = fetched};
@@ -415,7 +426,13 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
     a.atomic = fr_acc_atomic_width(a.e) != 0;
     a.align = elem_align(a.e);
     size_t nelem = packed_len / (size_t)a.e->size;
-    a.chunk = nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
+    /* Batches exist for the scratch arrays. A contiguous target and aligned operands used in
+     * place, any values before fetched straight into the result (fetch_to), need none: then the
+     * whole accumulate is one batch, combined with one MPI_Reduce_local (acc_shared.c: over all
+     * its stripes at once). */
+    int in_place = tinfo->contiguous && a.e->contiguous && a.packed &&
+                   (uintptr_t)a.packed % a.align == 0 && (uintptr_t)target_addr % a.align == 0;
+    a.chunk = (in_place && nelem <= INT_MAX) || nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
     rc = fr_dtype_each_run(tinfo, target_count, a.e, add_run, &a);
     if (rc == MPI_SUCCESS)
         rc = flush(&a);

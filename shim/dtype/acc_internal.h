@@ -60,8 +60,10 @@ size_t fr_acc_atomic_width(const fr_dtype *e);
  * (a->share): stripe by stripe, with hardware atomics or holding the stripe. vout: NULL, or an
  * array of e in batch order that receives each element's value from just before. */
 int fr_acc_shared(acc_run *a, const unsigned char *vin, unsigned char *vout);
-/* The same for the one element at `at` (a->share set), operand vin, its value before to vout. */
-int fr_acc_shared_one(acc_run *a, char *at, const unsigned char *vin, unsigned char *vout);
+/* The same for the n consecutive elements at `at` (a->share set; a->chunk at least n), operands
+ * vin, their values before to vout: no batch. */
+int fr_acc_shared_run(acc_run *a, char *at, size_t n, const unsigned char *vin,
+                      unsigned char *vout);
 /* fr_acc_cas where others combine into the same memory. */
 int fr_acc_shared_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,
                       const void *compare, void *result);

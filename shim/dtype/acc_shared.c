@@ -204,9 +204,17 @@ static AO_t stripe_enter(fr_lockword *l, int exclusive)
 
 /* ---- one group: elements in one stripe ---- */
 
-static int atomic_able(const acc_run *a, const acc_piece *g, size_t ng, size_t n)
+static int atomic_able(const acc_run *a, const acc_piece *g, size_t ng, size_t n, int fetch)
 {
     if (!a->atomic || n > FR_ACC_ATOMIC_MAX)
+        return 0;
+    /* An element that takes a compare-and-swap of a value MPI_Reduce_local computed (any op but
+     * an integer MPI_SUM, a fetch-less MPI_REPLACE or MPI_NO_OP) costs a reduction of its own
+     * when another process got there first, and one atomic each: from two such elements on,
+     * holding the stripe (three atomics, one reduction) is cheaper (OSU's 8-byte MPI_CHAR
+     * accumulate: 0.17 us with atomics, Open MPI 0.10). */
+    int plain = a->int_sum || a->op == MPI_NO_OP || (a->op == MPI_REPLACE && !fetch);
+    if (n > 1 && !plain)
         return 0;
     for (size_t i = 0; i < ng; i++)
         if ((uintptr_t)g[i].at % (size_t)a->e->size != 0)
@@ -219,7 +227,7 @@ static int run_group(acc_run *a, size_t stripe, const acc_piece *g, size_t ng, s
 {
     fr_lockword *word = &a->share->stripes[stripe % FR_ACC_STRIPES];
     size_t w = (size_t)a->e->size;
-    int rc = MPI_SUCCESS, exclusive = !atomic_able(a, g, ng, n);
+    int rc = MPI_SUCCESS, exclusive = !atomic_able(a, g, ng, n, vout != NULL);
     AO_t ticket = stripe_enter(word, exclusive);
     if (exclusive) {
         if (vout)
@@ -237,11 +245,47 @@ static int run_group(acc_run *a, size_t stripe, const acc_piece *g, size_t ng, s
     return rc;
 }
 
+/* ---- one run over several stripes ---- */
+
+/* A batch that is one run of more elements than atomics take, over several stripes: its stripes'
+ * words are all taken, exclusively, in ascending word order, and the run is combined with one
+ * MPI_Reduce_local (its values before read first), instead of one reduction per stripe (64 KiB
+ * of MPI_CHAR: 16 batches of 4 KiB, each a lock, a reduction and the wait for its stores before
+ * the release; 1.9 us against Open MPI's 1.0). Nobody waits in a circle: whoever holds several
+ * words took them in that order, and a group in one stripe holds one word at a time. */
+static int run_whole(acc_run *a, const acc_piece *p, const unsigned char *vin,
+                     unsigned char *vout)
+{
+    size_t off = (size_t)(p->at - a->share->base);
+    size_t first = off / FR_ACC_STRIPE_BYTES;
+    size_t last = (off + p->n * (size_t)a->e->extent - 1) / FR_ACC_STRIPE_BYTES;
+    size_t words = last - first + 1 < FR_ACC_STRIPES ? last - first + 1 : FR_ACC_STRIPES;
+    unsigned char held[FR_ACC_STRIPES] = {0};
+    AO_t ticket[FR_ACC_STRIPES];
+    for (size_t k = 0; k < words; k++)
+        held[(first + k) % FR_ACC_STRIPES] = 1;
+    for (size_t s = 0; s < FR_ACC_STRIPES; s++)
+        if (held[s])
+            ticket[s] = stripe_enter(&a->share->stripes[s], 1);
+    int rc = vout ? fr_acc_gather(a, p, 1, vout) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = fr_acc_reduce(a, vin, p, 1, p->n);
+    a->share->locked += p->n;
+    for (size_t s = 0; s < FR_ACC_STRIPES; s++)
+        if (held[s])
+            fr_lockword_release(&a->share->stripes[s], ticket[s], 1); /* release */
+    return rc;
+}
+
 int fr_acc_shared(acc_run *a, const unsigned char *vin, unsigned char *vout)
 {
     size_t ext = (size_t)a->e->extent, n = 0, stripe = 0;
     acc_pieces *g = &a->group;
     int rc = MPI_SUCCESS;
+    if (a->pieces.n == 1) {
+        const acc_piece *p = fr_acc_pieces(&a->pieces);
+        return fr_acc_shared_run(a, p->at, p->n, vin, vout);
+    }
     /* cut the batch's pieces where a stripe ends; a group gathers what lies in one stripe */
     g->n = 0;
     for (size_t i = 0; i < a->pieces.n && rc == MPI_SUCCESS; i++) {
@@ -272,11 +316,15 @@ int fr_acc_shared(acc_run *a, const unsigned char *vin, unsigned char *vout)
     return rc;
 }
 
-int fr_acc_shared_one(acc_run *a, char *at, const unsigned char *vin, unsigned char *vout)
+int fr_acc_shared_run(acc_run *a, char *at, size_t n, const unsigned char *vin,
+                      unsigned char *vout)
 {
-    size_t stripe = (size_t)(at - a->share->base) / FR_ACC_STRIPE_BYTES;
-    acc_piece p = {at, 1, 0};
-    return run_group(a, stripe, &p, 1, 1, vin, vout);
+    size_t off = (size_t)(at - a->share->base);
+    acc_piece p = {at, n, 0};
+    if ((n > FR_ACC_ATOMIC_MAX || !a->atomic) &&
+        off / FR_ACC_STRIPE_BYTES != (off + n * (size_t)a->e->extent - 1) / FR_ACC_STRIPE_BYTES)
+        return run_whole(a, &p, vin, vout);
+    return run_group(a, off / FR_ACC_STRIPE_BYTES, &p, 1, n, vin, vout);
 }
 
 int fr_acc_shared_cas(fr_acc_share *share, void *target, const fr_dtype *e, const void *origin,

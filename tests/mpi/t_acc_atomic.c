@@ -6,13 +6,14 @@
  * mapped window while rank 0 combines its own and the packets it receives. Each case checks
  * that every element got every update (sums; for PROD, a product whose value does not depend
  * on the order), and, from the windows' statistics summed over the ranks, which way the
- * elements went: a few per stripe with hardware atomics (fetch-and-add for int sums,
- * compare-and-swap for 1- and 2-byte sums, floating point, complex float and 8-byte products,
- * also through a strided layout and split by a stripe boundary), or holding the stripe
- * exclusively (many elements, across batches and stripes, 16-byte types, unaligned ints, and
- * one element off its alignment alone, combined in scratch of one element). In the mixed case
- * half the members take the atomic way and half the exclusive one over the same elements at
- * once. Where nobody maps the window (FLEXRMA_TRANSPORT=am, FLEXRMA_DIRECT=0) only
+ * elements went: with hardware atomics (fetch-and-add for up to 8 int sums in a stripe, also
+ * split by a stripe boundary; compare-and-swap for one element of a 1- or 2-byte sum, floating
+ * point, complex float or an 8-byte product), or holding the stripe exclusively (two or more
+ * elements that would each take a compare-and-swap, many elements, across batches and stripes,
+ * a short run over a stripe boundary holding both stripes, strided layouts, 16-byte types,
+ * unaligned ints, and one element off its alignment alone, combined in scratch of one
+ * element). In the mixed cases half the members take the atomic way and half the exclusive one
+ * over the same elements at once. Where nobody maps the window (FLEXRMA_TRANSPORT=am, FLEXRMA_DIRECT=0) only
  * rank 0 combines and no element is counted either way; the data must still be right.
  * Linked with the internal library: it reads fr_win's statistics, fr_opt and the stripe size. */
 #include "common.h"
@@ -203,16 +204,23 @@ int main(int argc, char **argv)
 {
     const MPI_Aint edge = FR_ACC_STRIPE_BYTES - 4 * 8; /* 4 doubles before a stripe ends */
     const acase cases[] = {
-        {"unsigned char sum", K_U8, 8, 0, 1, ATOMIC, 0},
-        {"unsigned short sum", K_U16, 8, 0, 1, ATOMIC, 0},
+        {"one unsigned char", K_U8, 1, 0, 1, ATOMIC, 0},
+        {"one unsigned short", K_U16, 1, 0, 1, ATOMIC, 0},
         {"int sum", K_INT, 4, 0, 1, ATOMIC, 0},
-        {"float sum", K_FLOAT, 8, 0, 1, ATOMIC, 0},
+        {"int sum split by a stripe boundary", K_INT, 8, edge, 1, ATOMIC, 0},
+        {"one float", K_FLOAT, 1, 0, 1, ATOMIC, 0},
         {"double sum", K_DOUBLE, 1, 0, 1, ATOMIC, 0},
-        {"double sum split by a stripe boundary", K_DOUBLE, 8, edge, 1, ATOMIC, 0},
-        {"double sum into a strided layout", K_DOUBLE, 6, 0, 3, ATOMIC, 0},
-        {"unsigned long long product", K_ULL, 4, 0, 1, ATOMIC, 0},
-        {"float complex sum", K_FCPLX, 8, 0, 1, ATOMIC, 0},
-        {"8 and 64 doubles at once", K_DOUBLE, 8, 0, 1, ATOMIC, 64},
+        {"one unsigned long long product", K_ULL, 1, 0, 1, ATOMIC, 0},
+        {"one float complex", K_FCPLX, 1, 0, 1, ATOMIC, 0},
+        {"8 and 64 ints at once", K_INT, 8, 0, 1, ATOMIC, 64},
+        {"1 and 64 doubles at once", K_DOUBLE, 1, 0, 1, ATOMIC, 64},
+        {"unsigned char sum of 8", K_U8, 8, 0, 1, LOCKED, 0},
+        {"unsigned short sum of 8", K_U16, 8, 0, 1, LOCKED, 0},
+        {"float sum of 8", K_FLOAT, 8, 0, 1, LOCKED, 0},
+        {"8 doubles over a stripe boundary, both stripes held", K_DOUBLE, 8, edge, 1, LOCKED, 0},
+        {"double sum into a strided layout", K_DOUBLE, 6, 0, 3, LOCKED, 0},
+        {"unsigned long long product of 4", K_ULL, 4, 0, 1, LOCKED, 0},
+        {"float complex sum of 8", K_FCPLX, 8, 0, 1, LOCKED, 0},
         {"int sum of 64", K_INT, 64, 0, 1, LOCKED, 0},
         {"int sum over batches and stripes", K_INT, 9000, 0, 1, LOCKED, 0},
         {"double sum into a long strided layout", K_DOUBLE, 100, 0, 3, LOCKED, 0},
