@@ -75,9 +75,24 @@ int fr_win_check_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
+void fr_win_all_entered(MPI_Comm comm)
+{
+    MPI_Request barrier;
+    FR_CHECK_MPI(PMPI_Ibarrier(comm, &barrier));
+    fr_wait_request(&barrier);
+}
+
 void fr_win_bind_comm(fr_win *w, MPI_Comm comm)
 {
-    FR_CHECK_MPI(PMPI_Comm_dup(comm, &w->comm));
+    /* Nonblocking, and progress meanwhile: a member may still be in a flush of another window
+     * that waits for this process to serve it (a get over messages), and reach this collective
+     * only after. The blocking dup served nothing, and the two waited for each other forever
+     * (a get and flush in a lock_all epoch beside a peer in MPI_Win_allocate, over
+     * FLEXRMA_TRANSPORT=am, as between nodes). Once the dup is done every member is in this
+     * collective call, so the blocking collectives that follow are safe. */
+    MPI_Request dup;
+    FR_CHECK_MPI(PMPI_Comm_idup(comm, &w->comm, &dup));
+    fr_wait_request(&dup);
     FR_CHECK_MPI(PMPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN));
     PMPI_Comm_rank(w->comm, &w->rank);
     PMPI_Comm_size(w->comm, &w->size);

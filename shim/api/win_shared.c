@@ -194,6 +194,7 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
     int n, rank;
     PMPI_Comm_size(comm, &n);
     PMPI_Comm_rank(comm, &rank);
+    fr_win_all_entered(comm); /* before the blocking collectives below (win_create.h) */
     MPI_Aint *sizes = fr_xcalloc((size_t)n, sizeof *sizes);
     FR_CHECK_MPI(FR_NEXT(Allgather)(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm));
     int noncontig = fr_info_bool(info, "alloc_shared_noncontig", 0);
