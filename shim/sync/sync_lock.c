@@ -701,7 +701,8 @@ static int unlock_all(fr_win *w)
                                                 "MPI_Win_lock_all");
     int rc = MPI_SUCCESS;
     int nocheck = w->peers[w->rank].lock_nocheck;
-    char *busy = fr_xcalloc((size_t)w->size, 1);
+    char few[64]; /* most windows: no allocation in a call OSU times in a loop */
+    char *busy = w->size <= (int)sizeof few ? few : fr_xcalloc((size_t)w->size, 1);
     for (int r = 0; r < w->size; r++)
         if ((busy[r] = (char)(!nocheck || reached(w, r)))) {
             int brc = unlock_begin(w, r);
@@ -717,7 +718,8 @@ static int unlock_all(fr_win *w)
             w->nlocks--;
         }
     }
-    free(busy);
+    if (busy != few)
+        free(busy);
     w->lock_all = 0;
     w->st.locks++;
     return rc;
