@@ -9,6 +9,7 @@
 #include "core/idle.h"
 #include "core/next.h"
 #include "dtype/dtype.h"
+#include "node/node_comm.h"
 #include "node/page_hold.h"
 #include "node/shm_map.h"
 #include "node/shm_seg.h"
@@ -46,6 +47,7 @@ static int start_engine(void)
     FR_CHECK_MPI(PMPI_Comm_set_errhandler(fr_comm_self, MPI_ERRORS_RETURN));
     fr_errors_register();
     fr_idle_setup();
+    fr_node_init();
     wire_layers();
     fr_counters_init();
     if (fr_opt.transport != FR_TRANSPORT_AM)
@@ -113,6 +115,7 @@ FR_API int MPI_Finalize(void)
         fr_req_finalize();
         fr_shm_map_finalize();
         fr_seg_spares_drop();
+        fr_node_finalize();
         fr_hold_finalize();
         fr_seg_unlink_all(); /* segments stay mapped: the program may still use its memory */
         fr_active = 0;

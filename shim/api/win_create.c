@@ -151,8 +151,10 @@ static int win_build(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
 
     member_info mine = {size, disp_unit, fr_win_draw_uid(), fr_opt.transport};
     member_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
-    FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
-                                MPI_BYTE, w->comm));
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                                 MPI_BYTE, w->comm, &rq));
+    fr_wait_request(&rq);
     fr_win_peers_alloc(w);
     for (int r = 0; r < w->size; r++) {
         fr_peer *p = &w->peers[r];

@@ -133,7 +133,9 @@ static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem, fr_shar
             fr_seg_lookup(mem->addr, 0, &seg.ref);
         }
     }
-    FR_CHECK_MPI(FR_NEXT(Bcast)(&seg, (int)sizeof seg, MPI_BYTE, 0, comm));
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Ibcast(&seg, (int)sizeof seg, MPI_BYTE, 0, comm, &rq));
+    fr_wait_request(&rq);
     *where = (fr_shared_where){.pid = seg.pid, .seg = seg.ref};
     if (seg.rc != MPI_SUCCESS)
         return fr_errorf(FR_ERR_SHARED, "the first member could not allocate a segment of %ld "
@@ -152,7 +154,8 @@ static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem, fr_shar
         }
     }
     int first_failed, mine = rc == MPI_SUCCESS ? INT_MAX : rank;
-    FR_CHECK_MPI(FR_NEXT(Allreduce)(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm));
+    FR_CHECK_MPI(PMPI_Iallreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm, &rq));
+    fr_wait_request(&rq);
     if (rank == 0 && total > 0)
         fr_seg_unlink_name(mem->addr); /* every member has mapped it, or given up */
     if (first_failed == INT_MAX)
@@ -164,14 +167,16 @@ static int share_segment(MPI_Comm comm, MPI_Aint total, fr_win_mem *mem, fr_shar
 
 int fr_shared_one_node(MPI_Comm comm)
 {
-    MPI_Comm node;
+    MPI_Group node;
     int size, node_size, all = 0;
     PMPI_Comm_size(comm, &size);
-    fr_node_comm(comm, &node);
-    PMPI_Comm_size(node, &node_size);
-    PMPI_Comm_free(&node);
+    fr_node_group(comm, &node);
+    PMPI_Group_size(node, &node_size);
+    PMPI_Group_free(&node);
     int mine = node_size == size;
-    FR_CHECK_MPI(FR_NEXT(Allreduce)(&mine, &all, 1, MPI_INT, MPI_LAND, comm));
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm, &rq));
+    fr_wait_request(&rq);
     return all;
 }
 
@@ -196,7 +201,9 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
     PMPI_Comm_rank(comm, &rank);
     fr_win_all_entered(comm); /* before the blocking collectives below (win_create.h) */
     MPI_Aint *sizes = fr_xcalloc((size_t)n, sizeof *sizes);
-    FR_CHECK_MPI(FR_NEXT(Allgather)(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm));
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Iallgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm, &rq));
+    fr_wait_request(&rq);
     int noncontig = fr_info_bool(info, "alloc_shared_noncontig", 0);
     MPI_Aint align = noncontig ? (MPI_Aint)sysconf(_SC_PAGESIZE) : 1, total = 0, mine_at = 0;
     for (int r = 0; r < n; r++) {

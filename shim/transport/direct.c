@@ -244,8 +244,10 @@ int fr_direct_setup(fr_win *w)
         fr_cma_probe_self(&mine.probe);
     }
     direct_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
-    FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
-                                    MPI_BYTE, w->comm));
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                                 MPI_BYTE, w->comm, &rq));
+    fr_wait_request(&rq);
     int lazy = fr_chan_lazy(w);
     for (int r = 0; r < w->size; r++) {
         if (!dx->mine || r == w->rank || w->peers[r].tp != &fr_tp_shm ||

@@ -45,6 +45,7 @@
 #include "node/shm_map.h"
 #include "node/shm_ring.h"
 #include "node/shm_seg.h"
+#include "progress/progress.h"
 #include "shm_state.h"
 #include "transport.h"
 
@@ -131,15 +132,12 @@ static void dispatch(void *arg, const unsigned char *msg, size_t len)
 /* My node (node_comm.h): its size and the window rank of its first member. */
 static void find_node(fr_win *w, int *size, int *first)
 {
-    MPI_Comm node;
     MPI_Group g;
     int zero = 0;
-    fr_node_comm(w->comm, &node);
-    PMPI_Comm_size(node, size);
-    PMPI_Comm_group(node, &g);
+    fr_node_group(w->comm, &g);
+    PMPI_Group_size(g, size);
     FR_CHECK_MPI(PMPI_Group_translate_ranks(g, 1, &zero, w->group, first));
     PMPI_Group_free(&g);
-    PMPI_Comm_free(&node);
 }
 
 /* Rings are faulted in when made and attached (MADV_POPULATE_WRITE) only while one process's
@@ -344,8 +342,10 @@ int fr_chan_create(fr_win *w)
         }
     }
     chan_info *all = fr_xcalloc((size_t)w->size, sizeof *all);
-    FR_CHECK_MPI(FR_NEXT(Allgather)(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
-                                    MPI_BYTE, w->comm));
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                                 MPI_BYTE, w->comm, &rq));
+    fr_wait_request(&rq);
     if (c) {
         /* Node members in rank order: i is my index among them, j the peer's. */
         int i = 0, members = 0;
@@ -398,7 +398,9 @@ int fr_chan_agree(fr_win *w, int rc)
     for (int t = 0; t < w->size; t++)
         v[t] = t != w->rank && w->peers[t].tp == &fr_tp_am;
     v[w->size] = rc != MPI_SUCCESS;
-    FR_CHECK_MPI(FR_NEXT(Allreduce)(MPI_IN_PLACE, v, w->size + 1, MPI_INT, MPI_SUM, w->comm));
+    MPI_Request rq;
+    FR_CHECK_MPI(PMPI_Iallreduce(MPI_IN_PLACE, v, w->size + 1, MPI_INT, MPI_SUM, w->comm, &rq));
+    fr_wait_request(&rq);
     w->am_rx = v[w->rank];
     int failed = v[w->size];
     free(v);
