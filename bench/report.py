@@ -882,10 +882,10 @@ def reference_note(results):
     else:
         values = "; ".join(f"{MPI_NAME[m]}: {cells(res)}" for m, res in results)
     return ("The ratios' reference, ghost Isend/Irecv at 8 B, 2 ranks: " + values +
-            ". Each ratio divides by the reference of its own run; a slow reference (flexrma "
-            "waits with sched_yield and, on a loaded machine, its two ranks may end up sharing "
-            "a core) makes a ratio look better than it is: the last column divides by the "
-            "native reference instead.\n")
+            ". Each ratio divides by the reference of its own run; a slow reference (on a "
+            "loaded machine the two ranks may end up sharing a core, and flexrma's waits then "
+            "give it away) makes a ratio look better than it is: the last column divides by "
+            "the native reference instead.\n")
 
 
 def machine(mpis):
