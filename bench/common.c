@@ -251,13 +251,24 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median of v[0..n), sorted in scratch[0..n) (v keeps its order: the per-repetition ratios pair
- * the variants' times by repetition). */
-static double median(const double *v, int n, double *scratch)
+double bench_median(const double *v, int n, double *scratch)
 {
     memcpy(scratch, v, (size_t)n * sizeof *v);
     qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
     return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+}
+
+void bench_row(const bench_opts *o, const char *name, size_t bytes, const double *t,
+               const double *ref, int reps, double *ratio, double *scratch)
+{
+    char ratio_text[32] = "";
+    if (ref) {
+        for (int r = 0; r < reps; r++)
+            ratio[r] = t[r] / ref[r];
+        snprintf(ratio_text, sizeof ratio_text, "%.4f", bench_median(ratio, reps, scratch));
+    }
+    printf("%s,%s,%s,%s,%d,%zu,%.3f,%s\n", o->program, name, o->impl, o->transport, o->size,
+           bytes, bench_median(t, reps, scratch), ratio_text);
 }
 
 /* One timed loop of variant v: begin, barrier, iters steps, end. Returns this rank's time per
@@ -311,14 +322,8 @@ void bench_measure(const bench_opts *o, const bench_variant *v, int nv, int ref,
             wrong_results = 1;
             continue;
         }
-        char ratio_text[32] = "";
-        if (ref >= 0 && !errors[ref]) {
-            for (int r = 0; r < reps; r++)
-                ratio[r] = t[k * reps + r] / t[ref * reps + r];
-            snprintf(ratio_text, sizeof ratio_text, "%.4f", median(ratio, reps, scratch));
-        }
-        printf("%s,%s,%s,%s,%d,%zu,%.3f,%s\n", o->program, name, o->impl, o->transport, o->size,
-               bytes, median(&t[k * reps], reps, scratch), ratio_text);
+        bench_row(o, name, bytes, &t[k * reps], ref >= 0 && !errors[ref] ? &t[ref * reps] : NULL,
+                  reps, ratio, scratch);
     }
     if (o->rank == 0)
         fflush(stdout);

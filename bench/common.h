@@ -101,6 +101,14 @@ int bench_finish(void);
 /* The timed steps per repetition at this size: o->iters up to 16 KiB, then fewer so that large
  * sizes do not dominate the run time (at least o->iters / 25, and 3). */
 int bench_iters(const bench_opts *o, size_t bytes);
+/* Median of v[0..n), sorted in scratch[0..n) (v keeps its order: the per-repetition ratios pair
+ * the variants' times by repetition). */
+double bench_median(const double *v, int n, double *scratch);
+/* Print one CSV row (rank 0): program, name, implementation, transport, ranks, bytes, the median
+ * of t[0..reps), and the median of t[r] / ref[r] (empty when ref is NULL). ratio and scratch:
+ * reps doubles each. */
+void bench_row(const bench_opts *o, const char *name, size_t bytes, const double *t,
+               const double *ref, int reps, double *ratio, double *scratch);
 
 /* Time every variant of v[0..nv) at one configuration and print one CSV row each (rank 0):
  * iters timed steps per repetition; the time reported is per step divided by ops (a step may

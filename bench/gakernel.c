@@ -524,19 +524,6 @@ static int run_once(ga *g, int flavor, int with_churn, long T, const double *wan
 
 /* ---- main ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n, double *scratch)
-{
-    memcpy(scratch, v, (size_t)n * sizeof *v);
-    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
-    return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
-}
-
 /* The index of value x in g->dim, added when new. */
 static int dim_index(ga *g, int x)
 {
@@ -652,15 +639,8 @@ int main(int argc, char **argv)
                 failed = 1;
                 continue;
             }
-            char ratio_text[32] = "";
-            if (!errors[0]) {
-                for (int r = 0; r < reps; r++)
-                    ratio[r] = t[k * reps + r] / t[r];
-                snprintf(ratio_text, sizeof ratio_text, "%.4f", median(ratio, reps, scratch));
-            }
-            printf("%s,%s,%s,%s,%d,%zu,%.3f,%s\n", o.program, name, o.impl, o.transport,
-                   o.size, nn * sizeof(double), median(&t[k * reps], reps, scratch),
-                   ratio_text);
+            bench_row(&o, name, nn * sizeof(double), &t[k * reps], errors[0] ? NULL : t, reps,
+                      ratio, scratch);
         }
     }
     if (o.rank == 0) {
