@@ -399,9 +399,7 @@ static void drain(fr_win *w)
         if (t != w->rank)
             fr_ack_ask(w, t, UINT64_MAX); /* always a fresh one, behind everything sent */
     fr_wait_until(drained, w);
-    MPI_Request barrier;
-    FR_CHECK_MPI(PMPI_Ibarrier(w->comm, &barrier));
-    fr_wait_request(&barrier);
+    fr_wait_barrier(w->comm);
     /* Requests of closed epochs (MPI_Iput... not waited for yet, or freed) learn here that their
      * operations are complete, while their target ranks still mean the old window. */
     for (fr_req *r = w->reqs; r; r = r->next)

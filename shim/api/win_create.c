@@ -75,13 +75,6 @@ int fr_win_check_args(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-void fr_win_all_entered(MPI_Comm comm)
-{
-    MPI_Request barrier;
-    FR_CHECK_MPI(PMPI_Ibarrier(comm, &barrier));
-    fr_wait_request(&barrier);
-}
-
 void fr_win_bind_comm(fr_win *w, MPI_Comm comm)
 {
     /* Nonblocking, and progress meanwhile: a member may still be in a flush of another window
@@ -293,9 +286,7 @@ FR_API int MPI_Win_free(MPI_Win *win)
      * (the barrier) no more RMA can target this process; lock epochs of others on my window
      * ended when their unlock returned. Local completion of my own requests comes first. */
     fr_wait_until(win_quiet, w);
-    MPI_Request barrier;
-    FR_CHECK_MPI(PMPI_Ibarrier(w->comm, &barrier));
-    fr_wait_request(&barrier);
+    fr_wait_barrier(w->comm);
     fr_stats_window_freed(w);
     fr_win_unregister(w);
     MPI_Win carrier = w->handle;

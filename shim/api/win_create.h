@@ -19,9 +19,6 @@ uint64_t fr_win_draw_uid(void);
  * The first collective of window creation: it serves others (progress) until every member of
  * comm has entered it. */
 void fr_win_bind_comm(fr_win *w, MPI_Comm comm);
-/* Serve others (progress) until every member of comm has entered this collective call: before
- * the blocking collectives of a window creation that does not start with fr_win_bind_comm. */
-void fr_win_all_entered(MPI_Comm comm);
 /* w->peers for w->size members, empty protocol state; the caller fills size, unit, identity. */
 void fr_win_peers_alloc(fr_win *w);
 void fr_win_peers_free(fr_win *w);

@@ -199,7 +199,7 @@ FR_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, 
     int n, rank;
     PMPI_Comm_size(comm, &n);
     PMPI_Comm_rank(comm, &rank);
-    fr_win_all_entered(comm); /* before the blocking collectives below (win_create.h) */
+    fr_wait_barrier(comm); /* every member is in this call before its collectives (win_create.h) */
     MPI_Aint *sizes = fr_xcalloc((size_t)n, sizeof *sizes);
     MPI_Request rq;
     FR_CHECK_MPI(PMPI_Iallgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm, &rq));

@@ -170,6 +170,13 @@ static int request_done(void *arg)
 
 void fr_wait_request(MPI_Request *req) { fr_wait_until(request_done, req); }
 
+void fr_wait_barrier(MPI_Comm comm)
+{
+    MPI_Request barrier;
+    FR_CHECK_MPI(PMPI_Ibarrier(comm, &barrier));
+    fr_wait_request(&barrier);
+}
+
 /* ---- the agent thread (FLEXRMA_ASYNC_PROGRESS=1) ---- */
 static pthread_t agent;
 static int agent_running;

@@ -34,6 +34,9 @@ int fr_progress_needed(void);
 /* Wait, serving the progress engine, until the MPI library completes *req (a nonblocking
  * collective of flexrma's own): a blocking collective would serve nobody meanwhile. */
 void fr_wait_request(MPI_Request *req);
+/* A barrier over comm that serves others while it waits (MPI_Ibarrier and fr_wait_request):
+ * once it returns, every member of comm has entered the calling collective. */
+void fr_wait_barrier(MPI_Comm comm);
 /* Internal requests not yet complete. */
 int fr_pending_count(void);
 
