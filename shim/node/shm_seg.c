@@ -88,15 +88,25 @@ static int memfd_open(void)
     return fd;
 }
 
-/* A fresh name for a POSIX shared memory object: "/flexrma.<pid>.<64 random bits>". */
-static void random_name(char *out, size_t n)
+/* 64 random bits: the kernel's, or, where it has none to give at once, the pid, the clock and a
+ * counter mixed (different on every call and in every process). */
+static uint64_t random_word(void)
 {
     static uint64_t counter;
     uint64_t r = 0;
-    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
-        r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r ^
-            ++counter * 0x9E3779B97F4A7C15ull;
-    snprintf(out, n, "/flexrma.%ld.%016llx", (long)getpid(), (unsigned long long)r);
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec * 1000000000u ^
+            (uint64_t)ts.tv_nsec ^ ++counter * 0x9E3779B97F4A7C15ull;
+    }
+    return r;
+}
+
+/* A fresh name for a POSIX shared memory object: "/flexrma.<pid>.<64 random bits>". */
+static void random_name(char *out, size_t n)
+{
+    snprintf(out, n, "/flexrma.%ld.%016llx", (long)getpid(), (unsigned long long)random_word());
 }
 
 static int named_open(char *name, size_t n)
@@ -134,12 +144,11 @@ fr_seg_backend fr_seg_backend_get(void)
     return backend = FR_SEG_NONE;
 }
 
-static void spares_drop(void);
 static void spare_evict(void);
 
 int fr_seg_backend_force(fr_seg_backend b)
 {
-    spares_drop(); /* they were made by the old backend */
+    fr_seg_spares_drop(); /* they were made by the old backend */
     if (nsegs > 0 || b == FR_SEG_UNDECIDED)
         return fr_errorf(FR_ERR_ARG, "segment backend can only be forced while no segment is live");
     backend = b;
@@ -261,7 +270,7 @@ static void spare_release(seg *s)
     seg_close(s);
 }
 
-static void spares_drop(void)
+void fr_seg_spares_drop(void)
 {
     for (size_t i = 0; i < nspares; i++)
         spare_release(&spares[i]);
@@ -303,7 +312,6 @@ static int spare_take(size_t bytes, seg *s)
     return 0;
 }
 
-void fr_seg_spares_drop(void) { spares_drop(); }
 
 void fr_seg_no_spare(void *addr)
 {
@@ -349,13 +357,9 @@ int fr_seg_free(void *addr)
 static uint64_t owner_token(void)
 {
     static uint64_t token;
-    if (token == 0 && getrandom(&token, sizeof token, GRND_NONBLOCK) != (ssize_t)sizeof token) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        token = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec * 1000000000u ^
-                (uint64_t)ts.tv_nsec;
-    }
-    return token | 1; /* never 0 */
+    if (token == 0)
+        token = random_word() | 1; /* never 0 */
+    return token;
 }
 
 static int lookup(const void *addr, size_t len, fr_seg_ref *ref, int borrowed)
