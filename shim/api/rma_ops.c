@@ -80,11 +80,13 @@ int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI
  * the closing call, so an operation whose epoch already lets it reach the target directly
  * (direct.h) is copied at once; it is then complete at both ends, as MPI allows any time in
  * the epoch. Only when nothing of mine to that target waits in a queue or is in flight: a copy
- * must not overtake what was issued before it. */
+ * must not overtake what was issued before it. Gets by cross-memory attach wait for the flush,
+ * which reads them all in one system call (fr_direct_defers). */
 static int copy_now(fr_win *w, int target, const fr_op *op, const fr_opq *q, int *rc)
 {
     const fr_peer *p = &w->peers[target];
     return q->n == 0 && p->packed.len == 0 && p->pending == 0 &&
+           !(op->kind == FR_OP_GET && fr_direct_defers(w, target, op)) &&
            fr_direct_try(w, target, op, rc);
 }
 

@@ -270,6 +270,12 @@ int fr_batch_pack_now(fr_win *w, int t, const fr_op *op, int *rc)
     return 1;
 }
 
+static void keep_first(int *rc, int next)
+{
+    if (*rc == MPI_SUCCESS)
+        *rc = next;
+}
+
 int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trail)
 {
     fr_peer *p = &w->peers[t];
@@ -283,13 +289,18 @@ int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trai
     }
     if (lead)
         batch_add(w, t, &b, lead, NULL);
+    fr_cma_gets cma;
+    cma.n = 0;
     for (int gets = 0; gets <= 1; gets++)
         for (size_t i = 0; i < q->n; i++)
             if ((q->ops[i].kind == FR_OP_GET) == gets) {
-                int orc = add_op(w, t, &b, &q->ops[i]);
-                if (rc == MPI_SUCCESS)
-                    rc = orc;
+                const fr_op *op = &q->ops[i];
+                if (gets && cma.n == FR_CMA_GETS_MAX)
+                    keep_first(&rc, fr_direct_gets_run(w, t, &cma));
+                if (!gets || !fr_direct_gather(w, t, op, &cma))
+                    keep_first(&rc, add_op(w, t, &b, op));
             }
+    keep_first(&rc, fr_direct_gets_run(w, t, &cma));
     fr_opq_clear(q);
     if (trail) {
         trail->arg = p->ops_sent;

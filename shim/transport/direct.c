@@ -804,6 +804,47 @@ int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
     return 1;
 }
 
+static int deferrable(const fr_op *op)
+{
+    return op->kind == FR_OP_GET && !op->req && op->origin_dt->contiguous &&
+           (op->epoch == FR_EPOCH_FENCE || op->epoch == FR_EPOCH_PSCW ||
+            op->epoch == FR_EPOCH_LOCK);
+}
+
+int fr_direct_defers(fr_win *w, int target, const fr_op *op)
+{
+    if (!deferrable(op))
+        return 0;
+    dpeer *d = peer_of(w, target);
+    return d && way_of(w, target, d, op) == WAY_CMA;
+}
+
+int fr_direct_gather(fr_win *w, int target, const fr_op *op, fr_cma_gets *g)
+{
+    if (!deferrable(op) || g->n == FR_CMA_GETS_MAX)
+        return 0;
+    dpeer *d = peer_of(w, target);
+    if (!d || way_of(w, target, d, op) != WAY_CMA || !permitted(w, target, d, op))
+        return 0;
+    uint64_t at = d->remote_base +
+                  (uint64_t)(op->target_disp * (MPI_Aint)w->peers[target].disp_unit);
+    g->local[g->n] = (struct iovec){op->origin_addr, (size_t)op->bytes};
+    g->remote[g->n] = (struct iovec){(void *)(uintptr_t)at, (size_t)op->bytes};
+    g->n++;
+    return 1;
+}
+
+int fr_direct_gets_run(fr_win *w, int target, fr_cma_gets *g)
+{
+    if (g->n == 0)
+        return MPI_SUCCESS;
+    const dpeer *d = peer_of(w, target);
+    int rc = fr_cma_read(d->pid, g->local, g->n, g->remote, g->n);
+    w->st.direct += g->n;
+    g->n = 0;
+    return rc;
+}
+
 /* How long MPI_Win_complete waits for the post of a PSCW epoch whose operations are all small:
  * a post on its way (the target's next exposure epoch) shows within a few round trips, and
  * then the copies and a store close the epoch; past this, the operations travel and complete

@@ -47,6 +47,8 @@
 #include "counter_bump.h"
 #include "win/win.h"
 
+#include <sys/uio.h>
+
 /* Collective over w->comm unless FLEXRMA_TRANSPORT=am, after the channel is set up: make this
  * member's state page, publish it with the description of its window memory, and map the
  * window memory and state of every node peer whose ring this process reaches (first-use
@@ -147,6 +149,26 @@ int fr_direct_cas(fr_win *w, int owner, void *addr, const fr_dtype *e, const voi
  * Returns 1 if done (*rc: the copy's result; op's request, if any, is told that the operation
  * is complete at both ends), 0 if the op must travel in a batch. */
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
+
+/* Gets by cross-memory attach, gathered over one flush of a target's queue so that one system
+ * call reads them all: a process_vm_readv costs 2-4 us here whatever it moves, so 64 gets of 8
+ * bytes took 64 calls. Filled by fr_direct_gather, read by fr_direct_gets_run. */
+#define FR_CMA_GETS_MAX 64
+typedef struct fr_cma_gets {
+    size_t n;
+    struct iovec local[FR_CMA_GETS_MAX], remote[FR_CMA_GETS_MAX];
+} fr_cma_gets;
+
+/* Is op a get that waits in the queue for its epoch's flush rather than being copied at the
+ * call (fr_direct_try)? One that reaches the target by cross-memory attach into a contiguous
+ * origin buffer, without a request (a request completes at the call), in an epoch that has a
+ * flushing call. Completing it later is what MPI allows of every operation of an epoch. */
+int fr_direct_defers(fr_win *w, int target, const fr_op *op);
+/* Add get op to g if it may be read by cross-memory attach now (then 1; the caller runs g
+ * before its flush returns), else 0. g belongs to one target. */
+int fr_direct_gather(fr_win *w, int target, const fr_op *op, fr_cma_gets *g);
+/* Read every get of g in one system call (more when the kernel stops short) and empty it. */
+int fr_direct_gets_run(fr_win *w, int target, fr_cma_gets *g);
 /* Before a closing call issues q to target: if only the target's permission keeps an operation
  * of q from being copied, wait for it: complete for the matching post (for any time when an
  * operation is large enough that a copy beats the message path by far, at most a few round

@@ -523,12 +523,83 @@ static void test_short(void)
     MPI_Win_free(&win);
 }
 
+/* Gets by cross-memory attach wait for the flush and are read there in one system call per
+ * 64 (direct.h: fr_cma_gets): many small gets from a malloc'd window (not mapped), in a lock,
+ * a fence and a PSCW epoch. None is read at the call, every one at the flush, each into its own
+ * place; a get with a request (MPI_Rget) is not held for a flush (its wait completes it). */
+#define GATHER_GETS 100 /* more than one system call's worth */
+#define GATHER_CHECKS 7
+static void test_gathered(void)
+{
+    MPI_Win win;
+    int n = 2 * GATHER_GETS;
+    int *base = direct_window(0, (size_t)n, &win);
+    int *got = xmalloc((size_t)nprocs * n * sizeof *got);
+    fill_pat(base, (size_t)n, rank, 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* every second int of the other members, in reverse order of target place */
+    for (int epoch = 0; epoch < 3; epoch++) {
+        static const char *const name[] = {"lock", "fence", "pscw"};
+        memset(got, 0, (size_t)nprocs * n * sizeof *got);
+        MPI_Group world, others;
+        int me[1] = {rank};
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_excl(world, 1, me, &others);
+        if (epoch == 1)
+            MPI_Win_fence(0, win);
+        if (epoch == 2) {
+            MPI_Win_post(others, 0, win);
+            MPI_Win_start(others, 0, win);
+        }
+        uint64_t d0 = direct_ops(win);
+        for (int t = 0; t < nprocs; t++) {
+            if (t == rank)
+                continue;
+            if (epoch == 0)
+                MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+            for (int k = GATHER_GETS - 1; k >= 0; k--)
+                MPI_Get(got + (size_t)t * n + 2 * k, 1, MPI_INT, t, 2 * k, 1, MPI_INT, win);
+        }
+        uint64_t at_calls = direct_ops(win) - d0;
+        if (epoch == 0)
+            for (int t = 0; t < nprocs; t++)
+                if (t != rank)
+                    MPI_Win_unlock(t, win);
+        if (epoch == 1)
+            MPI_Win_fence(0, win);
+        if (epoch == 2) {
+            MPI_Win_complete(win);
+            MPI_Win_wait(win);
+        }
+        int right = 1;
+        for (int t = 0; t < nprocs; t++)
+            for (int i = 0; t != rank && i < n; i++)
+                right &= got[(size_t)t * n + i] == (i % 2 ? 0 : pat(t, i, 7));
+        ok(right, "gathered gets, %s: each read its own int into its own place", name[epoch]);
+        ok(at_calls == 0 && direct_ops(win) - d0 == expect_direct(GATHER_GETS),
+           "gathered gets, %s: none read at the call, all at the flush (%llu, then %llu)",
+           name[epoch], (unsigned long long)at_calls, (unsigned long long)(direct_ops(win) - d0));
+        MPI_Group_free(&others);
+        MPI_Group_free(&world);
+    }
+    /* MPI_Rget: its wait alone completes it, no flush */
+    int other = (rank + 1) % nprocs, one = -1;
+    MPI_Win_lock(MPI_LOCK_SHARED, other, 0, win);
+    MPI_Request req;
+    MPI_Rget(&one, 1, MPI_INT, other, 4, 1, MPI_INT, win, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Win_unlock(other, win);
+    is_int(one, pat(other, 4, 7), "gathered gets: MPI_Rget read the right int");
+    free(got);
+    direct_window_free(0, &win, base);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     direct_on = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct;
     tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS + ISSUE_CHECKS +
-             SHORT_CHECKS);
+             SHORT_CHECKS + GATHER_CHECKS);
     test_active(1);
     test_active(0);
     test_strided(1);
@@ -537,5 +608,6 @@ int main(int argc, char **argv)
     test_lock();
     test_issue();
     test_short();
+    test_gathered();
     return test_done();
 }
