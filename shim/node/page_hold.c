@@ -31,12 +31,24 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Older kernel headers lack the device; the running kernel decides. */
+/* Older kernel headers lack the device and UFFDIO_MOVE (Linux 6.8); the running kernel
+ * decides. */
 #ifndef USERFAULTFD_IOC_NEW
 #define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
+#endif
+#ifndef UFFD_FEATURE_MOVE
+#define UFFD_FEATURE_MOVE (1 << 16)
+#define _UFFDIO_MOVE 0x05
+#define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES ((uint64_t)1 << 1)
+struct uffdio_move {
+    uint64_t dst, src, len, mode;
+    int64_t move;
+};
+#define UFFDIO_MOVE _IOWR(UFFDIO, _UFFDIO_MOVE, struct uffdio_move)
 #endif
 
 #if defined(__SANITIZE_THREAD__)
@@ -72,6 +84,7 @@ static void tsan_ignore(int on) { (void)on; }
                 UFFD_FEATURE_MISSING_SHMEM))
 
 static int uffd = -1;
+static int can_take; /* UFFDIO_MOVE: pages can be taken out of a held range (fr_hold_take) */
 static int decided; /* 0: not yet; 1: uffd usable; -1: not available (why_not) */
 static const char *why_not = "";
 
@@ -110,8 +123,9 @@ static int decide(void)
         why_not = "userfaultfd lacks write protection of shared memory (Linux 5.19)";
         return -1;
     }
+    uint64_t move = api.features & (uint64_t)UFFD_FEATURE_MOVE;
     uffd = uffd_open();
-    api = (struct uffdio_api){.api = UFFD_API, .features = NEEDED};
+    api = (struct uffdio_api){.api = UFFD_API, .features = NEEDED | move};
     if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) != 0) {
         if (uffd >= 0)
             close(uffd);
@@ -119,6 +133,7 @@ static int decide(void)
         why_not = "userfaultfd could not be set up";
         return -1;
     }
+    can_take = move != 0;
     return 1;
 }
 
@@ -130,6 +145,8 @@ int fr_hold_available(const char **why)
         *why = decided > 0 ? "" : why_not;
     return decided > 0;
 }
+
+int fr_hold_can_take(void) { return fr_hold_available(NULL) && can_take; }
 
 static struct uffdio_range range_of(const fr_hold *h)
 {
@@ -166,10 +183,73 @@ int fr_hold_begin(void *at, size_t bytes, fr_hold *h)
     return MPI_SUCCESS;
 }
 
+/* Move [src, src + len) to dst, where the kernel allows: returns the bytes moved before a
+ * refusal (len: all), with errno set when short. */
+static size_t move_pages(char *dst, char *src, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        struct uffdio_move mv = {.dst = (uint64_t)(uintptr_t)(dst + done),
+                                 .src = (uint64_t)(uintptr_t)(src + done),
+                                 .len = len - done,
+                                 .mode = UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES};
+        int rc = ioctl(uffd, UFFDIO_MOVE, &mv);
+        int err = errno;
+        if (mv.move > 0)
+            done += (size_t)mv.move;
+        if (rc == 0)
+            break;
+        if (err != EAGAIN) { /* EAGAIN: a page was busy for a moment; go on from there */
+            errno = err;
+            return done;
+        }
+    }
+    return len;
+}
+
+int fr_hold_take(fr_hold *h)
+{
+    if (!can_take)
+        return MPI_SUCCESS;
+    /* The destination must be registered with this descriptor and look like the source to
+     * the kernel (same access and page protection): a private anonymous mapping registered the
+     * same way. Reading it where nothing moved waits like the range itself. */
+    char *to = mmap(NULL, h->bytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (to == MAP_FAILED)
+        return fr_errorf(FR_ERR_SHM, "taking the pages of [%p, +%zu): mmap: %s", (void *)h->at,
+                         h->bytes, strerror(errno));
+    struct uffdio_register reg = {.range = {(uint64_t)(uintptr_t)to, h->bytes},
+                                  .mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP};
+    if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) {
+        int err = errno;
+        munmap(to, h->bytes);
+        return fr_errorf(FR_ERR_SHM, "taking the pages of [%p, +%zu): UFFDIO_REGISTER: %s",
+                         (void *)h->at, h->bytes, strerror(err));
+    }
+    size_t moved = move_pages(to, h->at, h->bytes);
+    if (moved == h->bytes) {
+        h->taken = to;
+        return MPI_SUCCESS;
+    }
+    int err = errno;
+    if (move_pages(h->at, to, moved) != moved) /* never refused: the pages just left there */
+        fr_fatal("could not put back the pages taken from [%p, +%zu): %s", (void *)h->at,
+                 moved, strerror(errno));
+    munmap(to, h->bytes);
+    return fr_errorf(FR_ERR_SHM,
+                     "the pages of [%p, +%zu) cannot move: %s (a page is pinned for I/O or "
+                     "shared with a forked process)",
+                     (void *)h->at, h->bytes, strerror(err));
+}
+
 void fr_hold_end(fr_hold *h, int replaced)
 {
     struct uffdio_range r = range_of(h);
     tsan_ignore(0);
+    if (h->taken && !replaced && move_pages(h->at, h->taken, h->bytes) != h->bytes)
+        fr_fatal("could not put back the pages taken from [%p, +%zu): %s", (void *)h->at,
+                 h->bytes, strerror(errno));
     if (!replaced) {
         /* Lifting the protection wakes the waiters too; unregistering merges the mapping back. */
         struct uffdio_writeprotect wp = {.range = r, .mode = 0};
@@ -180,6 +260,9 @@ void fr_hold_end(fr_hold *h, int replaced)
     if (ioctl(uffd, UFFDIO_WAKE, &r) != 0)
         fr_fatal("could not wake the stores held at [%p, +%zu): %s", (void *)h->at, h->bytes,
                  strerror(errno));
+    if (h->taken)
+        munmap(h->taken, h->bytes);
+    h->taken = NULL;
     pthread_sigmask(SIG_SETMASK, &h->saved, NULL);
 }
 

@@ -22,6 +22,7 @@
 typedef struct fr_hold {
     char *at;
     size_t bytes;
+    char *taken;    /* fr_hold_take: where the pages are now; NULL: still at `at` */
     sigset_t saved; /* this thread's signal mask before the hold */
 } fr_hold;
 
@@ -36,9 +37,25 @@ int fr_hold_available(const char **why);
  * very thread). Returns MPI_SUCCESS, or an error with nothing held. */
 int fr_hold_begin(void *at, size_t bytes, fr_hold *h);
 
+/* Take the held range's pages (private anonymous memory) out of the program's reach, into a
+ * mapping of their own, without copying them: afterwards every access to the range waits, and
+ * no page that moved is pinned. A pinned page (get_user_pages with FOLL_PIN: a device's DMA,
+ * O_DIRECT or io_uring I/O, another process's process_vm_writev in flight) could still be
+ * written through the pin after a copy was taken of it, and that write would be lost; the
+ * kernel refuses to move such a page (UFFDIO_MOVE, Linux 6.8; nor one shared with a forked
+ * child), and then nothing moves and FR_ERR_SHM says so. Without UFFDIO_MOVE the pages stay
+ * where they are and MPI_SUCCESS is returned: the caller copies them in place, as before
+ * Linux 6.8 (docs/architecture.md says what that leaves open). */
+int fr_hold_take(fr_hold *h);
+/* Can fr_hold_take take pages here (holds possible, and UFFDIO_MOVE)? */
+int fr_hold_can_take(void);
+/* Where the held pages can be read now (their own mapping after fr_hold_take, else the range
+ * itself), by the rules of fr_hold_begin. */
+static inline char *fr_hold_pages(const fr_hold *h) { return h->taken ? h->taken : h->at; }
+
 /* End the hold and let the waiting stores go on. `replaced`: another mapping took the range's
- * place meanwhile (the protection went with the old one); otherwise the protection is lifted
- * here. */
+ * place meanwhile (the protection went with the old one, and pages taken are dropped);
+ * otherwise the protection is lifted here and pages taken go back where they were. */
 void fr_hold_end(fr_hold *h, int replaced);
 
 /* After fork, in the child; and at MPI_Finalize. */

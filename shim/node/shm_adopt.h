@@ -5,8 +5,9 @@
  * (cross-memory attach) or by messages the target had to serve. Adopting the window moves its
  * whole pages into a borrowed segment (shm_seg.h: the same addresses, the contents kept), which
  * peers map and copy into as they do MPI_Alloc_mem memory, without the target. The part pages
- * at the window's two ends stay where they are: other data may share them, and other threads
- * may be writing it while the pages move; they keep the slower paths.
+ * at the window's two ends stay where they are: other data shares them, which may be pinned
+ * for I/O when they would move back at MPI_Win_free (docs/architecture.md); they keep the
+ * slower paths. Pinned pages never move in (page_hold.h, fr_hold_take).
  *
  * Only memory whose every page is provably ordinary: private anonymous memory, readable and
  * writable (the heap, anonymous mmaps, .bss, thread stacks), with nothing special about it: not

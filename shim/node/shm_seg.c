@@ -648,8 +648,15 @@ static int borrow_chunk(const seg *s, size_t off, size_t n, int mem)
         munmap(to, n);
         return rc;
     }
-    copy_in c = {mem, at, to, 0};
-    rc = private_runs(at, n, copy_run_in, &c);
+    rc = fr_hold_take(&h); /* a page pinned for I/O must not move: its writes would be lost */
+    if (rc != MPI_SUCCESS) {
+        munmap(to, n);
+        fr_hold_end(&h, 0);
+        return rc;
+    }
+    char *from = fr_hold_pages(&h);
+    copy_in c = {mem, from, to, 0};
+    rc = private_runs(from, n, copy_run_in, &c);
     munmap(to, n);
     if (rc != MPI_SUCCESS) {
         fr_hold_end(&h, 0);
