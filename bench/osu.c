@@ -247,7 +247,7 @@ static long long elem_get(const unsigned char *b, size_t i, enum elem e)
 }
 
 /* Whether got is a sum of k ones in element e. A sum of MPI_CHARs past 127 overflows, which C
- * leaves undefined: a scalar reduction wraps, Open MPI 4.1's vectorized one (from 64 bytes on,
+ * leaves undefined: a scalar reduction wraps, Open MPI 4.1's vectorized one (from 16 bytes on,
  * and flexrma's, which calls it) saturates at 127; both are taken. */
 static int sum_ok(enum elem e, long long got, long long k)
 {
