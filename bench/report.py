@@ -569,7 +569,9 @@ def md_osu(res, runs_note):
            "MPI's from runs made one right after the other (below 1, flexrma is faster). c2c: "
            "the core-to-core round trip (two processes ping-ponging a cache line in plain "
            "shared memory); memcpy: the same access pattern as copies inside rank 0. "
-           "Windows: " + "; ".join(f"{f}: {text}" for f, text in flavors) + ". A cell – has "
+           "Windows, sized as the suites size them (n bytes for OSU's latency tests, 64 n for "
+           "its bandwidth tests, 4 MiB for IMB's cases; bench/README.md): " +
+           "; ".join(f"{f}: {text}" for f, text in flavors) + ". A cell – has "
            "no row: natively on MPI_Win_allocate windows under Open MPI 4 the compare-and-"
            "swaps are skipped (its osc rdma kills the target). " + runs_note + "\n"]
 
