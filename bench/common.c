@@ -3,11 +3,15 @@
 #include "common.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 const char *const bench_mem_name[] = {"alloc_mem", "malloc"};
@@ -271,10 +275,13 @@ void bench_row(const bench_opts *o, const char *name, size_t bytes, const double
            bytes, bench_median(t, reps, scratch), ratio_text);
 }
 
-/* One timed loop of variant v: begin, barrier, iters steps, end. Returns this rank's time per
- * step in microseconds; adds wrong results found by end to *errors. */
-static double run_variant(const bench_variant *v, void *ctx, int iters, int *errors)
+static const void *current_arg; /* the arg of the variant whose loop runs */
+
+const void *bench_variant_arg(void) { return current_arg; }
+
+double bench_loop(const bench_variant *v, const void *arg, void *ctx, int iters, int *errors)
 {
+    current_arg = arg;
     if (v->begin)
         v->begin(ctx);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -284,11 +291,25 @@ static double run_variant(const bench_variant *v, void *ctx, int iters, int *err
     double t = MPI_Wtime() - t0;
     if (v->end)
         *errors += v->end(ctx);
+    current_arg = NULL;
     return t * 1e6 / iters;
 }
 
 void bench_measure(const bench_opts *o, const bench_variant *v, int nv, int ref, void *ctx,
                    const char *suffix, size_t bytes, int iters, int ops)
+{
+    int *each = malloc(bench_mul((size_t)nv, sizeof *each));
+    if (!each)
+        bench_die("out of memory");
+    for (int k = 0; k < nv; k++)
+        each[k] = ops;
+    bench_measure_each(o, v, nv, ref, ctx, suffix, bytes, iters, each, NULL);
+    free(each);
+}
+
+void bench_measure_each(const bench_opts *o, const bench_variant *v, int nv, int ref, void *ctx,
+                        const char *suffix, size_t bytes, int iters, const int *ops,
+                        const void *const *args)
 {
     int reps = o->reps;
     double *t = malloc(bench_mul(bench_mul((size_t)nv, (size_t)reps), sizeof *t));
@@ -300,13 +321,14 @@ void bench_measure(const bench_opts *o, const bench_variant *v, int nv, int ref,
 
     for (int k = 0; k < nv; k++)
         if (o->warmup > 0)
-            run_variant(&v[k], ctx, o->warmup, &errors[k]);
+            bench_loop(&v[k], args ? args[k] : NULL, ctx, o->warmup, &errors[k]);
     /* Interleave: every repetition runs every variant, starting one further each time, so that
      * no variant always follows the same one (caches, the other jobs on the machine). */
     for (int r = 0; r < reps; r++)
         for (int j = 0; j < nv; j++) {
             int k = (j + r) % nv;
-            double mine = run_variant(&v[k], ctx, iters, &errors[k]) / ops;
+            double mine = bench_loop(&v[k], args ? args[k] : NULL, ctx, iters, &errors[k]) /
+                          ops[k];
             MPI_Allreduce(&mine, &t[k * reps + r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
     MPI_Allreduce(MPI_IN_PLACE, errors, nv, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -548,4 +570,89 @@ int bench_stamp_wrong(const unsigned char *b, size_t n, unsigned long long want)
     memcpy(&first, b, sizeof first);
     memcpy(&last, b + n - sizeof last, sizeof last);
     return (first != want) + (last != want);
+}
+
+/* ---- the core-to-core round trip ---- */
+
+#define C2C_LINE 128 /* two cache lines: the two words never share a line pair */
+
+/* A POSIX shared memory object made by rank 0 and mapped by rank 1: plain loads and stores,
+ * no MPI in between, in the native run and under flexrma alike. */
+void bench_c2c_setup(bench_c2c *c, const char *program)
+{
+    char name[96];
+    long id = (long)getpid();
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    c->seq = 0;
+    MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    snprintf(name, sizeof name, "/flexrma-bench-%s-%ld", program, id);
+    int fd = -1;
+    if (c->rank == 0) {
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0 || ftruncate(fd, 2 * C2C_LINE) != 0)
+            bench_die("shm_open %s failed", name);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (c->rank == 1 && (fd = shm_open(name, O_RDWR, 0600)) < 0)
+        bench_die("shm_open %s failed", name);
+    if (c->rank <= 1) {
+        void *m = mmap(NULL, 2 * C2C_LINE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED)
+            bench_die("mmap of %s failed", name);
+        close(fd);
+        c->ping = m;
+        c->pong = (_Atomic unsigned long long *)((char *)m + C2C_LINE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (c->rank == 0)
+        shm_unlink(name);
+}
+
+void bench_c2c_teardown(bench_c2c *c)
+{
+    if (c->rank <= 1)
+        munmap((void *)c->ping, 2 * C2C_LINE);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Spin until *w reaches want; yield now and then, so that two ranks sharing one core (a
+ * loaded machine) still make progress. Returns what it read. */
+static unsigned long long await_value(_Atomic unsigned long long *w, unsigned long long want)
+{
+    unsigned long long v;
+    for (unsigned spins = 1; (v = atomic_load_explicit(w, memory_order_acquire)) < want; spins++)
+        if (spins % 256 == 0)
+            sched_yield();
+        else
+            cpu_relax();
+    return v;
+}
+
+int bench_c2c_step(bench_c2c *c)
+{
+    if (c->rank > 1)
+        return 0;
+    unsigned long long s = ++c->seq;
+    if (c->rank == 0) {
+        atomic_store_explicit(c->ping, s, memory_order_release);
+        return await_value(c->pong, s) != s;
+    }
+    int wrong = await_value(c->ping, s) != s;
+    atomic_store_explicit(c->pong, s, memory_order_release);
+    return wrong;
+}
+
+int bench_native_cas_crashes(const bench_opts *o, int flavor)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    return strcmp(o->impl, "native") == 0 && flavor == BENCH_FLAVOR_ALLOCATE &&
+           strstr(version, "Open MPI v4.") != NULL && getenv("BENCH_NATIVE_CAS") == NULL;
 }

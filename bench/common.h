@@ -117,6 +117,37 @@ void bench_row(const bench_opts *o, const char *name, size_t bytes, const double
  * is "NAME" or "NAME/SUFFIX". Collective over MPI_COMM_WORLD. */
 void bench_measure(const bench_opts *o, const bench_variant *v, int nv, int ref, void *ctx,
                    const char *suffix, size_t bytes, int iters, int ops);
+/* The same with operations per step given per variant (ops[k]), and with each variant's own
+ * description args[k] (or args NULL), which its callbacks read with bench_variant_arg(): one
+ * set of callbacks can then serve a table of variants built at run time. */
+void bench_measure_each(const bench_opts *o, const bench_variant *v, int nv, int ref, void *ctx,
+                        const char *suffix, size_t bytes, int iters, const int *ops,
+                        const void *const *args);
+/* The args[k] of the variant whose timed loop (begin, steps, end) runs now; NULL outside one. */
+const void *bench_variant_arg(void);
+/* One timed loop of variant v (its arg: arg): begin, barrier, iters steps, end. Returns this
+ * rank's time per step in microseconds; adds the wrong results end found to *errors. Not
+ * collective beyond what v's callbacks do. */
+double bench_loop(const bench_variant *v, const void *arg, void *ctx, int iters, int *errors);
+
+/* The machine's core-to-core round trip, the same natively and under flexrma: ranks 0 and 1
+ * ping-pong a cache line in a POSIX shared mapping of their own (no MPI in between). Setup and
+ * teardown are collective over MPI_COMM_WORLD; ranks above 1 take no part in the steps. */
+typedef struct bench_c2c {
+    int rank;
+    _Atomic unsigned long long *ping, *pong; /* written by rank 0, by rank 1 */
+    unsigned long long seq;
+} bench_c2c;
+void bench_c2c_setup(bench_c2c *c, const char *program);
+void bench_c2c_teardown(bench_c2c *c);
+/* One round trip; returns 1 if the peer's sequence number was not the one expected. */
+int bench_c2c_step(bench_c2c *c);
+
+/* 1 when a native run must skip MPI_Compare_and_swap on windows of this flavor: Open MPI 4.1's
+ * osc rdma (its choice for MPI_Win_allocate windows between node peers) kills the target with
+ * a segmentation fault in btl vader on it (osc sm and pt2pt do not). BENCH_NATIVE_CAS=1 runs
+ * it anyway. */
+int bench_native_cas_crashes(const bench_opts *o, int flavor);
 
 /* Exits (with a message naming them) when --flavor lists a flavor outside mask, a set of
  * 1 << BENCH_FLAVOR_* bits: the flavors this program can make its windows in. */

@@ -26,7 +26,7 @@
  *   memcpy       K memcpy calls of n bytes inside rank 0 (to K distinct places)
  *   put-flush    inside MPI_Win_lock_all: K puts of n bytes to K distinct places, one flush
  * Rows are named VARIANT/FLAVOR. The c2c ratio of fop is the fetch-and-op in round trips. Natively
- * on MPI_Win_allocate windows, cas is skipped under Open MPI 4 (see cas_crashes).
+ * on MPI_Win_allocate windows, cas is skipped under Open MPI 4 (see bench_native_cas_crashes).
  *
  * Every timed loop is checked afterwards: the puts' stamps in the target's memory (read by the
  * target under a lock of its own window), the gets' stamps in the origin's buffer, each fetched
@@ -37,21 +37,14 @@
  * Target memory (rank 1), byte offsets (each area 64-byte aligned): the put area [0, max), the
  * get area (get_off), the three counters (atom_off: fop, cas, gacc), the bandwidth area
  * (bw_off, K blocks of the largest size from 64 KiB). */
-#define _GNU_SOURCE /* shm_open, sched_yield */
 #include "common.h"
 
-#include <fcntl.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define BW_MIN 65536 /* the bandwidth rows start here */
-#define LINE 128     /* two cache lines: the round trip's two words never share a line pair */
 
 enum op { OP_C2C, OP_PUT, OP_GET, OP_FOP, OP_CAS, OP_GACC, OP_MEMCPY, OP_PUTBW };
 enum epoch { EPOCH_NONE, EPOCH_LOCKALL, EPOCH_LOCK, EPOCH_FENCE, EPOCH_PSCW };
@@ -71,9 +64,7 @@ typedef struct mpi3 {
     int64_t ctr[NCTR];  /* rank 0: the counters' values at the target */
     int64_t one, fetched, next, compare;
     int wrong;          /* wrong values seen in the timed loop */
-    /* the round trip: ping[0] written by rank 0, pong[0] by rank 1 */
-    _Atomic uint64_t *ping, *pong;
-    uint64_t seq;
+    bench_c2c c2c;      /* the round trip */
     MPI_Group peer;     /* ranks 0 and 1: the other one, for PSCW */
 } mpi3;
 
@@ -81,77 +72,10 @@ static MPI_Aint target_disp(const mpi3 *x, size_t off) { return x->w.disp[1] + (
 
 static uint64_t block_stamp(const mpi3 *x, int i) { return x->stamp << 32 | (unsigned)i; }
 
-/* ---- the core-to-core round trip ---- */
-
-/* A POSIX shared memory object made by rank 0 and mapped by rank 1: plain loads and stores,
- * no MPI in between, in the native run and under flexrma alike. */
-static void c2c_setup(mpi3 *x)
-{
-    char name[64];
-    long id = (long)getpid();
-    MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    snprintf(name, sizeof name, "/flexrma-bench-mpi3-%ld", id);
-    int fd = -1;
-    if (x->rank == 0) {
-        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, 2 * LINE) != 0)
-            bench_die("shm_open %s failed", name);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (x->rank == 1 && (fd = shm_open(name, O_RDWR, 0600)) < 0)
-        bench_die("shm_open %s failed", name);
-    if (x->rank <= 1) {
-        void *m = mmap(NULL, 2 * LINE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED)
-            bench_die("mmap of %s failed", name);
-        close(fd);
-        x->ping = m;
-        x->pong = (_Atomic uint64_t *)((char *)m + LINE);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (x->rank == 0)
-        shm_unlink(name);
-}
-
-static void c2c_teardown(mpi3 *x)
-{
-    if (x->rank <= 1)
-        munmap((void *)x->ping, 2 * LINE);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/* Spin until *w reaches want; yield now and then, so that two ranks sharing one core (a
- * loaded machine) still make progress. Returns what it read. */
-static uint64_t await_value(_Atomic uint64_t *w, uint64_t want)
-{
-    uint64_t v;
-    for (unsigned spins = 1; (v = atomic_load_explicit(w, memory_order_acquire)) < want; spins++)
-        if (spins % 256 == 0)
-            sched_yield();
-        else
-            cpu_relax();
-    return v;
-}
-
 static void step_c2c(void *p)
 {
     mpi3 *x = p;
-    if (x->rank > 1)
-        return;
-    uint64_t s = ++x->seq;
-    if (x->rank == 0) {
-        atomic_store_explicit(x->ping, s, memory_order_release);
-        x->wrong += await_value(x->pong, s) != s;
-    } else {
-        x->wrong += await_value(x->ping, s) != s;
-        atomic_store_explicit(x->pong, s, memory_order_release);
-    }
+    x->wrong += bench_c2c_step(&x->c2c);
 }
 
 /* ---- the timed steps (rank 0 only: the target makes no call) ---- */
@@ -387,7 +311,7 @@ static const bench_variant latency[] = {
     /* at 8 B only: */
     {"fop", step_fop, begin_fop, end},
     {"gacc", step_gacc, begin_gacc, end},
-    {"cas", step_cas, begin_cas, end}, /* last: see cas_crashes */
+    {"cas", step_cas, begin_cas, end}, /* last: see bench_native_cas_crashes */
 };
 #define NLATENCY ((int)(sizeof latency / sizeof latency[0]))
 #define NATOMIC 3
@@ -395,18 +319,6 @@ static const bench_variant bandwidth[] = {
     {"memcpy", step_memcpy, begin_memcpy, end},
     {"put-flush", step_put_flush, begin_put_flush, end},
 };
-
-/* Open MPI 4.1's osc rdma (its choice for MPI_Win_allocate windows between node peers)
- * kills the target with a segmentation fault in btl vader on MPI_Compare_and_swap; osc sm and
- * pt2pt do not. A native run skips cas there, saying so, rather than losing every other row. */
-static int cas_crashes(const bench_opts *o, int flavor)
-{
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(version, &len);
-    return strcmp(o->impl, "native") == 0 && flavor == BENCH_FLAVOR_ALLOCATE &&
-           strstr(version, "Open MPI v4.") != NULL && getenv("BENCH_NATIVE_CAS") == NULL;
-}
 
 static size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 
@@ -444,7 +356,7 @@ int main(int argc, char **argv)
     size_t origin_bytes = bw_bytes > x.max ? bw_bytes : x.max;
     x.src = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? origin_bytes : 8);
     x.dst = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? origin_bytes : 8);
-    c2c_setup(&x);
+    bench_c2c_setup(&x.c2c, "mpi3");
     MPI_Group world;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
     int other = o.rank == 0 ? 1 : 0;
@@ -456,7 +368,7 @@ int main(int argc, char **argv)
         bench_win_make(&x.w, o.flavor[f], o.rank == 1 ? target_bytes : 64);
         memset(x.ctr, 0, sizeof x.ctr); /* the new window's memory is zero */
         int natomic = NATOMIC;
-        if (cas_crashes(&o, o.flavor[f])) {
+        if (bench_native_cas_crashes(&o, o.flavor[f])) {
             natomic--;
             if (o.rank == 0)
                 fprintf(stderr, "mpi3: cas/%s skipped: Open MPI 4's osc rdma crashes the target "
@@ -473,7 +385,7 @@ int main(int argc, char **argv)
         bench_win_free(&x.w);
     }
     MPI_Group_free(&x.peer);
-    c2c_teardown(&x);
+    bench_c2c_teardown(&x.c2c);
     bench_free(BENCH_MEM_MALLOC, x.dst);
     bench_free(BENCH_MEM_MALLOC, x.src);
     return bench_finish();

@@ -23,7 +23,8 @@ from collections import defaultdict
 
 FIELDS = ["program", "variant", "implementation", "transport", "ranks", "bytes", "median_us",
           "ratio_to_pt2pt"]
-PROGRAMS = ["ghost", "syncov", "exchange", "bandwidth", "notify", "mpi3", "hooks", "gakernel"]
+PROGRAMS = ["ghost", "syncov", "exchange", "bandwidth", "notify", "mpi3", "hooks", "gakernel",
+            "osu"]
 # The three ways each program runs, in table order: (implementation, transport) -> label.
 IMPLS = [("native", "-"), ("flexrma", "default"), ("flexrma", "am")]
 LABEL = {("native", "-"): "native", ("flexrma", "default"): "flexrma",
@@ -489,9 +490,162 @@ def md_gakernel(res, runs_note):
     return "".join(out)
 
 
+# osu's cases: (test, its sync modes or IMB modes), in the program's order.
+OSU_SYNCS = ["lock", "flush", "flush_local", "lock_all", "pscw", "fence"]
+OSU_TESTS = [("osu_put_latency", OSU_SYNCS), ("osu_get_latency", OSU_SYNCS),
+             ("osu_acc_latency", OSU_SYNCS), ("osu_get_acc_latency", OSU_SYNCS),
+             ("osu_fop_latency", OSU_SYNCS), ("osu_cas_latency", OSU_SYNCS),
+             ("osu_put_bw", OSU_SYNCS), ("osu_get_bw", OSU_SYNCS),
+             ("osu_put_bibw", ["pscw", "fence"])]
+OSU_BW_TESTS = ["osu_put_bw", "osu_get_bw", "osu_put_bibw"]
+BOTH_MODES = ["non_aggregate", "aggregate"]
+IMB_TESTS = [("Unidir_put", BOTH_MODES), ("Unidir_get", BOTH_MODES), ("Bidir_put", BOTH_MODES),
+             ("Bidir_get", BOTH_MODES), ("Put_local", BOTH_MODES), ("Get_local", BOTH_MODES),
+             ("One_put_all", ["aggregate"]), ("One_get_all", ["aggregate"]),
+             ("All_put_all", ["aggregate"]), ("All_get_all", ["aggregate"]),
+             ("Put_all_local", ["aggregate"]), ("Get_all_local", ["aggregate"]),
+             ("Exchange_put", ["non_aggregate"]), ("Exchange_get", ["non_aggregate"]),
+             ("Accumulate", BOTH_MODES), ("Get_accumulate", BOTH_MODES),
+             ("Fetch_and_op", BOTH_MODES), ("Compare_and_swap", BOTH_MODES),
+             ("Truly_passive_put", ["t_pure", "t_ovrl"])]
+OSU_FLAVORS = [("malloc", "MPI_Win_create over posix_memalign'ed memory, OSU's -w create"),
+               ("allocate", "MPI_Win_allocate, OSU's -w allocate"),
+               ("create", "MPI_Win_create over MPI_Alloc_mem memory")]
+# The reference of each table: the core-to-core round trip and one memcpy beside the latency
+# tables, memcpy of the same 64 blocks beside the bandwidth tables, of the same M copies beside
+# the aggregate ones.
+OSU_REFS = {"bw": "memcpy-window", "aggregate": "memcpy-aggregate"}
+
+
+def osu_cases():
+    """(case name, test, mode) of every osu case, OSU's then IMB's."""
+    return [(f"{t}/{m}", t, m) for tests in (OSU_TESTS, IMB_TESTS) for t, modes in tests
+            for m in modes]
+
+
+def osu_memcpy(test, mode):
+    """The memcpy row of the same access pattern as a case."""
+    if test in OSU_BW_TESTS:
+        return OSU_REFS["bw"]
+    return OSU_REFS["aggregate"] if mode == "aggregate" else "memcpy"
+
+
+def osu_slower(res, impl, limit=1.0):
+    """(case, flavor, size, flexrma / native) wherever impl's median is slower than native's."""
+    out = []
+    for case, _, _ in osu_cases():
+        for flavor, _ in OSU_FLAVORS:
+            v = f"{case}/{flavor}"
+            for size in sorted({k[5] for k in res.keys("osu") if k[1] == v}):
+                x = versus(res, "osu", v, impl, 2, size)
+                if x is not None and x > limit:
+                    out.append((case, flavor, size, x))
+    return out
+
+
+def osu_cells(res):
+    """The (case, flavor, size) cells with a native time."""
+    names = {f"{case}/{f}" for case, _, _ in osu_cases() for f, _ in OSU_FLAVORS}
+    return len({k[1:2] + k[5:] for k in res.keys("osu") if k[1] in names and
+                k[2:4] == IMPLS[0]})
+
+
+def md_osu(res, runs_note):
+    p = "osu"
+    impls = present_impls(res, p)
+    others = [i for i in impls if i != IMPLS[0]]
+    flavors = [(f, text) for f, text in OSU_FLAVORS
+               if any(k[1].endswith("/" + f) for k in res.keys(p))]
+    out = ["# What users measure: the one-sided cases of the OSU micro-benchmarks and IMB-RMA\n\n",
+           "Every one-sided case of OSU 7.x (osu_put_latency, osu_get_latency, osu_acc_latency, "
+           "osu_get_acc_latency, osu_fop_latency, osu_cas_latency, osu_put_bw, osu_get_bw, "
+           "osu_put_bibw, each in the sync modes OSU offers for it) and of IMB-RMA (its 2-rank "
+           "cases, in its aggregate and non-aggregate modes), as the suites define them, "
+           "written anew in bench/osu.c (its header says what each case does). 2 ranks; time "
+           "per operation in µs as the suites count it (OSU's pscw and fence latencies: half a "
+           "ping-pong step; bandwidth: per put of the window of 64, MB/s = bytes / that time; "
+           "put_bibw: per put of both directions; IMB's aggregate: per operation of a batch "
+           "closed by one flush). flexrma / native: flexrma's median time over the native "
+           "MPI's from runs made one right after the other (below 1, flexrma is faster). c2c: "
+           "the core-to-core round trip (two processes ping-ponging a cache line in plain "
+           "shared memory); memcpy: the same access pattern as copies inside rank 0. "
+           "Windows, sized as the suites size them (n bytes for OSU's latency tests, 64 n for "
+           "its bandwidth tests, 4 MiB for IMB's cases; bench/README.md): " +
+           "; ".join(f"{f}: {text}" for f, text in flavors) + ". A cell – has "
+           "no row: natively on MPI_Win_allocate windows under Open MPI 4 the compare-and-"
+           "swaps are skipped (its osc rdma kills the target). " + runs_note + "\n"]
+
+    # Overview: every case at the smallest, a middle and the largest size.
+    sizes_all = sorted({k[5] for k in res.keys(p) if k[5] >= 8})
+    pick = sorted({s for s in (8, 1 << 16, 1 << 20) if s in sizes_all}) or sizes_all[:3]
+    for flavor, text in flavors:
+        head = ["Case"]
+        for s in pick:
+            head += [f"{bytes_text(s)} native", f"{bytes_text(s)} flexrma",
+                     f"{bytes_text(s)} flexrma/native"]
+        rows = []
+        for case, test, mode in osu_cases():
+            v = f"{case}/{flavor}"
+            row = [case]
+            for s in pick:
+                size = 4 if test in ("Fetch_and_op", "Compare_and_swap") and s == 8 else s
+                row += [num(res.t(p, v, IMPLS[0], 2, size), 3),
+                        num(res.t(p, v, IMPLS[1], 2, size), 3),
+                        num(versus(res, p, v, IMPLS[1], 2, size))]
+            if any(c != "–" for c in row[1:]):
+                rows.append(row)
+        for ref in ("c2c", "memcpy"):
+            rows.append([ref] + [c for s in pick for c in
+                                 (num(res.t(p, f"{ref}/{flavor}", IMPLS[0], 2, s), 3),
+                                  num(res.t(p, f"{ref}/{flavor}", IMPLS[1], 2, s), 3), "")])
+        out.append(f"\n## Overview, {flavor} windows ({text}): µs per operation\n\n")
+        out.append(table(head, rows))
+
+    for impl in others:
+        slow = osu_slower(res, impl)
+        per_case = defaultdict(list)
+        for case, flavor, size, x in slow:
+            per_case[case].append(f"{flavor} {bytes_text(size)} {num(x)}")
+        out.append(f"\n## Where {LABEL[impl]} is slower than native: {len(slow)} of "
+                   f"{osu_cells(res)} cells (time {LABEL[impl]} / native)\n\n")
+        out.append("".join(f"* {case}: {', '.join(cells)}\n" for case, cells in
+                           per_case.items()) or "none\n")
+
+    # One table per case: rows the window flavors and sizes.
+    for case, test, mode in osu_cases():
+        bw = test in OSU_BW_TESTS
+        ref = osu_memcpy(test, mode)
+        rows = []
+        for flavor, _ in flavors:
+            v = f"{case}/{flavor}"
+            for size in sorted({k[5] for k in res.keys(p) if k[1] == v}):
+                if bw:
+                    cells = [num(mbs(res, p, v, i, 2, size)) for i in impls]
+                else:
+                    cells = [num(res.t(p, v, i, 2, size), 3) for i in impls]
+                cells += [num(versus(res, p, v, i, 2, size)) for i in others]
+                refsize = 8 if size == 4 else size  # the 4-byte atomics run beside 8 B
+                if bw:
+                    cells.append(num(mbs(res, p, f"{ref}/{flavor}", IMPLS[0], 2, refsize), 0))
+                else:
+                    cells += [num(res.t(p, f"c2c/{flavor}", IMPLS[0], 2, refsize), 3),
+                              num(res.t(p, f"{ref}/{flavor}", IMPLS[0], 2, refsize), 3)]
+                rows.append([flavor, size_text(size)] + cells)
+        if not rows:
+            continue
+        unit = "MB/s" if bw else "µs"
+        head = (["Window", "Size (bytes)"] + [f"{LABEL[i]} {unit}" for i in impls] +
+                [f"{LABEL[i]} / native (time)" for i in others] +
+                ([f"{ref} MB/s (native run)"] if bw else
+                 ["c2c µs (native run)", f"{ref} µs (native run)"]))
+        out.append(f"\n## {test}, {mode}\n\n")
+        out.append(table(head, rows))
+    return "".join(out)
+
+
 MARKDOWN = {"ghost": md_ghost, "syncov": md_syncov, "exchange": md_exchange,
             "bandwidth": md_bandwidth, "notify": md_notify, "mpi3": md_mpi3, "hooks": md_hooks,
-            "gakernel": md_gakernel}
+            "gakernel": md_gakernel, "osu": md_osu}
 
 
 # ---------------------------------------------------------------- plots
@@ -507,6 +661,8 @@ def plot(res, program, path):
         from matplotlib.ticker import FuncFormatter
     except ImportError:
         return False
+    if program == "osu":
+        return plot_osu(res, path, plt, Line2D, FuncFormatter)
     keys = res.keys(program)
     impls = present_impls(res, program)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -562,6 +718,49 @@ def plot(res, program, path):
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8), fontsize=8,
                frameon=False)
     fig.tight_layout(rect=(0, 0.06 if nrow == 1 else 0.04, 1, 1))
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return True
+
+
+def plot_osu(res, path, plt, Line2D, FuncFormatter):
+    """osu's OSU tests over the sizes: a panel per test and window flavor, a colour per sync
+    mode, a line style per implementation; µs per operation, MB/s for the bandwidth tests."""
+    p = "osu"
+    impls = present_impls(res, p)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    panels = [(t, modes, f) for t, modes in OSU_TESTS for f, _ in OSU_FLAVORS
+              if len({k[5] for k in res.keys(p) if k[1].startswith(t + "/") and
+                      k[1].endswith("/" + f)}) > 1]
+    if not panels:
+        return False
+    ncol = 2
+    nrow = (len(panels) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7 * ncol, 3.6 * nrow + 0.8), squeeze=False)
+    for ax, (test, modes, flavor) in zip(axes.flat, panels):
+        bw = test in OSU_BW_TESTS
+        for j, mode in enumerate(modes):
+            v = f"{test}/{mode}/{flavor}"
+            for impl in impls:
+                pts = sorted((k[5], res.time[k]) for k in res.keys(p)
+                             if k[1] == v and k[2:4] == impl)
+                if pts:
+                    ax.plot([x for x, _ in pts], [x / t if bw else t for x, t in pts],
+                            STYLE[impl], marker="o", ms=3, color=colors[OSU_SYNCS.index(mode)])
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: size_text(int(x))))
+        ax.set_yscale("log")
+        ax.set_xlabel("bytes")
+        ax.set_ylabel("MB/s" if bw else "µs per operation")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_title(f"{test}, {flavor} windows", fontsize=10)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    handles = [Line2D([], [], color=colors[j], marker="o", ms=3) for j in range(len(OSU_SYNCS))]
+    handles += [Line2D([], [], color="gray", linestyle=STYLE[i]) for i in impls]
+    labels = OSU_SYNCS + [LABEL[i] for i in impls]
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return True
