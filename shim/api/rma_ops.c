@@ -85,6 +85,8 @@ int fr_rma_prepare(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI
 static int copy_now(fr_win *w, int target, const fr_op *op, const fr_opq *q, int *rc)
 {
     const fr_peer *p = &w->peers[target];
+    if (op->epoch == FR_EPOCH_LOCK && p->dlock != FR_DLOCK_HELD && q->n == 0)
+        (void)fr_lock_take_early(w, target); /* a node peer's free lock: copy, don't queue */
     return q->n == 0 && p->packed.len == 0 && p->pending == 0 &&
            !(op->kind == FR_OP_GET && fr_direct_defers(w, target, op)) &&
            fr_direct_try(w, target, op, rc);

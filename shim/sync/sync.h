@@ -47,6 +47,11 @@ int fr_lock_poll(fr_win *w);
  * lock epoch on it (MPI_Win_lock order) is not taken yet (requesting it, sync_lock.c), nor while
  * that epoch waits for its turn in its shared lock word (drawing the ticket on the first call). */
 int fr_lock_may_issue(fr_win *w, int target);
+/* The first operation of my lock epoch on a node peer whose shared lock word I take myself:
+ * take the lock now if it is my turn (drawing my ticket), so that this operation and the next
+ * are copied at the call instead of queued for the flush. Never waits; 1 once the lock is held.
+ * Only when no lock listed before it in MPI_Win_lock order is still to be taken. */
+int fr_lock_take_early(fr_win *w, int target);
 /* Is my lock epoch on myself open to my operations (holding the lock, or MPI_MODE_NOCHECK)?
  * Takes the lock first if the epoch has not yet (blocking). 0: no lock epoch on myself. */
 int fr_lock_self_open(fr_win *w);

@@ -366,6 +366,16 @@ int fr_lock_may_issue(fr_win *w, int target)
     return 1;
 }
 
+int fr_lock_take_early(fr_win *w, int target)
+{
+    fr_peer *p = &w->peers[target];
+    if (p->dlock == FR_DLOCK_HELD)
+        return 1;
+    if (!own_lockword(w, target) || (p->lock_ordered && w->lk_order[0] != target))
+        return 0;
+    return fr_lock_may_issue(w, target);
+}
+
 const fr_pkt *fr_lock_lead(fr_win *w, int target, fr_pkt *buf)
 {
     fr_peer *p = &w->peers[target];

@@ -523,6 +523,33 @@ static void test_short(void)
     MPI_Win_free(&win);
 }
 
+/* A lock epoch on a node peer takes the peer's free lock word at its first operation (sync_lock.c,
+ * fr_lock_take_early): that put and the next are copied at the call, not queued for the flush.
+ * One origin at a time, so the lock is free. */
+#define EARLY_CHECKS 2
+static void test_lock_early(void)
+{
+    MPI_Win win;
+    int *base = make(1, &win);
+    int t = right(), v[2] = {rank + 100, rank + 200};
+    for (int turn = 0; turn < nprocs; turn++) {
+        if (turn == rank) {
+            MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+            uint64_t d0 = direct_ops(win);
+            MPI_Put(&v[0], 1, MPI_INT, t, 0, 1, MPI_INT, win);
+            MPI_Put(&v[1], 1, MPI_INT, t, 1, 1, MPI_INT, win);
+            uint64_t at_calls = direct_ops(win) - d0;
+            MPI_Win_unlock(t, win);
+            is_int((long long)at_calls, direct_on ? 2 : 0,
+                   "lock epoch: the first put takes the free lock, both are copied at the call");
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    int from = left();
+    ok(base[0] == from + 100 && base[1] == from + 200, "lock epoch: both puts arrived");
+    direct_window_free(1, &win, base);
+}
+
 /* Gets by cross-memory attach wait for the flush and are read there in one system call per
  * 64 (direct.h: fr_cma_gets): many small gets from a malloc'd window (not mapped), in a lock,
  * a fence and a PSCW epoch. None is read at the call, every one at the flush, each into its own
@@ -599,7 +626,7 @@ int main(int argc, char **argv)
     test_init(&argc, &argv);
     direct_on = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct;
     tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS + ISSUE_CHECKS +
-             SHORT_CHECKS + GATHER_CHECKS);
+             SHORT_CHECKS + GATHER_CHECKS + EARLY_CHECKS);
     test_active(1);
     test_active(0);
     test_strided(1);
@@ -609,5 +636,6 @@ int main(int argc, char **argv)
     test_issue();
     test_short();
     test_gathered();
+    test_lock_early();
     return test_done();
 }
