@@ -211,6 +211,35 @@ static int mixed(nwin *w, const char *what)
     return ok(good && rc == MPI_SUCCESS, "%s: put_signal, Iput and Put_notify on one window", what);
 }
 
+/* A notified put covered by a started sync-ops request (no other epoch): it belongs to the
+ * request's counter epoch, whose completion bumps the right neighbour's MPI_Sync counter, and is
+ * notified too. */
+static void under_sync_ops(void)
+{
+    nwin w;
+    nwin_create(&w, F_ALLOCATE);
+    int rc = MPI_SUCCESS, good = 1, a[4];
+    MPI_Sync mine, *all = NULL;
+    MPI_Request arrived, done;
+    KEEP_RC(rc, MPI_Win_notify_set_num(w.win, MPI_INFO_NULL, 1));
+    KEEP_RC(rc, shared_counter_alloc(w.win, &mine, &all));
+    KEEP_RC(rc, MPI_Win_sync_object_init(mine, 1, w.win, MPI_INFO_NULL, &arrived));
+    KEEP_RC(rc, MPI_Win_sync_ops_init(right(), MPI_MODE_WIN_PUT, all[right()], w.win,
+                                      MPI_INFO_NULL, &done));
+    KEEP_RC(rc, MPI_Start(&arrived));
+    KEEP_RC(rc, MPI_Start(&done));
+    fill_pat(a, 4, rank, 400);
+    KEEP_RC(rc, MPI_Put_notify(a, 4, MPI_INT, right(), 0, 4, MPI_INT, 0, w.win));
+    good &= poll_value(w.win, 0, 1) == 1 && is_pat(w.buf, 4, left(), 400);
+    KEEP_RC(rc, MPI_Wait(&done, MPI_STATUS_IGNORE));
+    KEEP_RC(rc, MPI_Wait(&arrived, MPI_STATUS_IGNORE));
+    MPI_Request_free(&done);
+    MPI_Request_free(&arrived);
+    shared_counter_free(w.win, &mine, all);
+    ok(good && rc == MPI_SUCCESS, "a notified put inside a sync-ops request's counter epoch");
+    nwin_free(&w);
+}
+
 static void flavor_tests(int flavor)
 {
     nwin w;
@@ -317,7 +346,7 @@ int main(int argc, char **argv)
     test_init(&argc, &argv);
     const char *nodes = getenv("FLEXRMA_TEST_NODES");
     int shared = !(nodes && *nodes); /* MPI_Win_allocate_shared cannot span simulated nodes */
-    tap_plan(F_COUNT * 5 + 2);
+    tap_plan(F_COUNT * 5 + 3);
     for (int f = 0; f < F_COUNT; f++) {
         if (f == F_SHARED && !shared) {
             skip(5, "the shared flavor spans simulated nodes");
@@ -325,6 +354,7 @@ int main(int argc, char **argv)
         }
         flavor_tests(f);
     }
+    under_sync_ops();
     across_change();
     mpix_ext();
     return test_done();
