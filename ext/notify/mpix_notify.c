@@ -49,32 +49,16 @@ static int check_id(int id)
     return MPI_SUCCESS;
 }
 
-static int notified(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
-                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, int id)
-{
-    fr_op op;
-    uint64_t key;
-    fr_bumped how;
-    int rc = fr_rma_prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype,
-                            MPI_OP_NULL, 1, &op);
-    if (rc || (rc = check_id(id)) || target == MPI_PROC_NULL)
-        return rc;
-    if (fr_notify_count(w) == 0) /* Open MPI: no notifications on such a window, a plain op */
-        return op.bytes > 0 ? fr_rma_issue(w, target, &op) : MPI_SUCCESS;
-    if ((rc = fr_notify_key(w, target, id, &key)))
-        return rc;
-    return fr_rma_bumped(w, target, &op, key, 0, &how);
-}
-
 FR_API int MPIX_Put_notify(const void *origin_addr, int origin_count,
                            MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
                            int target_count, MPI_Datatype target_datatype, MPI_Win win,
                            int notification_id)
 {
     FR_WIN_ENTRY(win, fr_not_flexrma_win(win, "MPIX_Put_notify"));
-    FR_WIN_EXIT("MPIX_Put_notify", notified(w, FR_OP_PUT, origin_addr, origin_count,
-                                            origin_datatype, target_rank, target_disp,
-                                            target_count, target_datatype, notification_id));
+    FR_WIN_EXIT("MPIX_Put_notify", fr_rma_notified(w, FR_OP_PUT, origin_addr, origin_count,
+                                                   origin_datatype, target_rank, target_disp,
+                                                   target_count, target_datatype,
+                                                   notification_id, 1));
 }
 FR_PMPIX(Put_notify);
 
@@ -83,9 +67,10 @@ FR_API int MPIX_Get_notify(void *origin_addr, int origin_count, MPI_Datatype ori
                            MPI_Datatype target_datatype, MPI_Win win, int notification_id)
 {
     FR_WIN_ENTRY(win, fr_not_flexrma_win(win, "MPIX_Get_notify"));
-    FR_WIN_EXIT("MPIX_Get_notify", notified(w, FR_OP_GET, origin_addr, origin_count,
-                                            origin_datatype, target_rank, target_disp,
-                                            target_count, target_datatype, notification_id));
+    FR_WIN_EXIT("MPIX_Get_notify", fr_rma_notified(w, FR_OP_GET, origin_addr, origin_count,
+                                                   origin_datatype, target_rank, target_disp,
+                                                   target_count, target_datatype,
+                                                   notification_id, 1));
 }
 FR_PMPIX(Get_notify);
 

@@ -12,6 +12,7 @@
  * operations covers the notified one (sync_counter.c), so whoever sees the count rise sees the
  * put's data, or knows the get read it. The closing call (or a flush) completes it at the origin
  * as any operation of the epoch. */
+#include "flexrma.h"
 #include "rma_notify.h"
 #include "rma_ops.h"
 #include "core/next.h"
@@ -77,16 +78,22 @@ int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, 
 
 /* ---- the draft's calls ---- */
 
-static int notified(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
-                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, int idx)
+int fr_rma_notified(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, int idx,
+                    int ompi)
 {
     fr_op op;
     uint64_t key;
     fr_bumped how;
     int rc = fr_rma_prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype,
                             MPI_OP_NULL, 1, &op);
+    if (!rc && ompi && (idx < 0 || idx > MPIX_MAX_NOTIFICATION_IDX))
+        rc = fr_errorf(FR_ERR_NOTIFICATION, "notification id %d is outside [0, %d]", idx,
+                       MPIX_MAX_NOTIFICATION_IDX);
     if (rc || target == MPI_PROC_NULL) /* MPI_PROC_NULL: no operation, no notification */
         return rc;
+    if (ompi && fr_notify_count(w) == 0) /* Open MPI: no notifications there, a plain op */
+        return op.bytes > 0 ? fr_rma_issue(w, target, &op) : MPI_SUCCESS;
     if ((rc = fr_notify_key(w, target, idx, &key)))
         return rc;
     return fr_rma_bumped(w, target, &op, key, 0, &how);
@@ -97,9 +104,10 @@ FR_API int MPI_Put_notify(const void *origin_addr, int origin_count, MPI_Datatyp
                           MPI_Datatype target_datatype, int notification_idx, MPI_Win win)
 {
     FR_WIN_ENTRY(win, fr_not_flexrma_win(win, "MPI_Put_notify"));
-    FR_WIN_EXIT("MPI_Put_notify", notified(w, FR_OP_PUT, origin_addr, origin_count,
-                                           origin_datatype, target_rank, target_disp,
-                                           target_count, target_datatype, notification_idx));
+    FR_WIN_EXIT("MPI_Put_notify", fr_rma_notified(w, FR_OP_PUT, origin_addr, origin_count,
+                                                  origin_datatype, target_rank, target_disp,
+                                                  target_count, target_datatype,
+                                                  notification_idx, 0));
 }
 FR_PMPI(Put_notify);
 
@@ -108,9 +116,10 @@ FR_API int MPI_Get_notify(void *origin_addr, int origin_count, MPI_Datatype orig
                           MPI_Datatype target_datatype, int notification_idx, MPI_Win win)
 {
     FR_WIN_ENTRY(win, fr_not_flexrma_win(win, "MPI_Get_notify"));
-    FR_WIN_EXIT("MPI_Get_notify", notified(w, FR_OP_GET, origin_addr, origin_count,
-                                           origin_datatype, target_rank, target_disp,
-                                           target_count, target_datatype, notification_idx));
+    FR_WIN_EXIT("MPI_Get_notify", fr_rma_notified(w, FR_OP_GET, origin_addr, origin_count,
+                                                  origin_datatype, target_rank, target_disp,
+                                                  target_count, target_datatype,
+                                                  notification_idx, 0));
 }
 FR_PMPI(Get_notify);
 

@@ -22,4 +22,12 @@ typedef struct fr_bumped {
  * target must be a member (not MPI_PROC_NULL). */
 int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, fr_bumped *out);
 
+/* A notified put or get (kind FR_OP_PUT or FR_OP_GET) to target's counter idx: checked like
+ * MPI_Put, in its epoch, then fr_rma_bumped. ompi: Open MPI's MPIX_ calls, whose ids are
+ * checked against MPIX_MAX_NOTIFICATION_IDX and which, on a window without notification
+ * counters at the caller, are the plain operation (ext/notify). */
+int fr_rma_notified(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                    int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, int idx,
+                    int ompi);
+
 #endif
