@@ -48,7 +48,10 @@ int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, 
         rc = fr_rma_issue(w, target, op); /* counted; copied now, packed, or queued */
     if (rc)
         return rc;
-    if (p->q.n > 0) { /* the operation waits in its epoch's queue: send the queue now */
+    /* An operation of an epoch (not a counter epoch, which is never queued there) waits in the
+     * epoch's queue: send the queue now. A counter epoch's operation (MPIX_Put_signal, or one a
+     * sync-ops request covers) leaves without what another epoch still holds back. */
+    if (op->epoch != FR_EPOCH_COUNTER && p->q.n > 0) {
         issue_wait iw = {w, target, MPI_SUCCESS};
         fr_wait_until(queue_left, &iw);
         if ((rc = iw.rc))

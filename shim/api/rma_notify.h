@@ -14,8 +14,8 @@ typedef struct fr_bumped {
 } fr_bumped;
 
 /* Issue op (prepared by fr_rma_prepare; op->bytes may be 0, op->epoch set, op->req set for a
- * request) to target like any operation of its epoch, then everything of mine to target at
- * once, and behind it a bump of target's counter `key`, which the target applies only once op
+ * request) to target like any operation of its epoch, then everything of mine to target in that
+ * epoch (or in counter epochs, for a counter epoch's op) at once, and behind it a bump of target's counter `key`, which the target applies only once op
  * (and everything of mine to it before) is complete there: an atomic when target is a settled
  * node peer, else a BUMP packet in the same batch, acknowledged when want_ack. In a lock epoch
  * whose lock may not be requested yet (an earlier lock of mine is not granted), waits for it.
