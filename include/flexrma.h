@@ -7,6 +7,9 @@
  *    MPI_Win_Sync_alloc_objects/free_objects, MPI_Win_sync_ops_init, MPI_Win_sync_object_init;
  *  - request-returning RMA: MPI_Iput, MPI_Iget, MPI_Iaccumulate, MPIX_Put_signal;
  *  - dynamic window membership: MPI_Win_change_comm;
+ *  - notified RMA: the MPI Forum's draft (MPI_Put_notify, MPI_Get_notify,
+ *    MPI_Win_notify_set_num/get_value/set_value, MPI_ERR_INVALID_NOTIFICATION), and Open MPI's
+ *    extension under its MPIX_ names (MPIX_Win_create_notify ... MPIX_Win_test_notify);
  * with the proposal's names and argument orders, so code written against the slides compiles
  * unchanged. flexrma's own additions carry the MPIX_ prefix. docs/specification.md holds the
  * semantics. Every function is also defined as PMPI_<name>, as an MPI library does. */
@@ -123,6 +126,71 @@ int PMPIX_Iput_signal(const void *origin_addr, int origin_count, MPI_Datatype or
  * Every epoch must be closed, as for MPI_Win_free; the fence epoch is closed afterwards. */
 int MPI_Win_change_comm(MPI_Comm new_comm, int peer_rank, MPI_Win win);
 int PMPI_Win_change_comm(MPI_Comm new_comm, int peer_rank, MPI_Win win);
+
+/* ---- notified RMA: the MPI Forum's draft (mpi-issues #59, as Intel MPI ships it) ---- */
+
+/* Each member of a window owns notification counters 0..num-1 (MPI_Win_notify_set_num,
+ * collective); MPI_Put_notify/MPI_Get_notify increment the target's counter notification_idx
+ * once the put's data is visible there / the get has read its data. */
+int MPI_Win_notify_set_num(MPI_Win win, MPI_Info info, int notification_num);
+int MPI_Win_notify_get_value(MPI_Win win, int notification_idx, MPI_Count *value);
+int MPI_Win_notify_set_value(MPI_Win win, int notification_idx, MPI_Count value);
+int MPI_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, int notification_idx, MPI_Win win);
+int MPI_Get_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, int notification_idx, MPI_Win win);
+int PMPI_Win_notify_set_num(MPI_Win win, MPI_Info info, int notification_num);
+int PMPI_Win_notify_get_value(MPI_Win win, int notification_idx, MPI_Count *value);
+int PMPI_Win_notify_set_value(MPI_Win win, int notification_idx, MPI_Count value);
+int PMPI_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, int notification_idx, MPI_Win win);
+int PMPI_Get_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, int notification_idx, MPI_Win win);
+
+/* The error class of a wrong notification index or a window without notification counters:
+ * made by MPI_Init (MPI_Add_error_class), MPI_ERR_OTHER before. A macro, so that programs
+ * testing #ifdef MPI_ERR_INVALID_NOTIFICATION (Intel's samples) find the draft's API. */
+extern int mpix_err_invalid_notification;
+#define MPI_ERR_INVALID_NOTIFICATION mpix_err_invalid_notification
+
+/* ---- notified RMA: Open MPI's extension (mpiext notified_rma), source compatible ---- */
+
+/* Programs test this before using the calls below (Open MPI's <mpi-ext.h> defines it). */
+#ifndef OMPI_HAVE_MPI_EXT_NOTIFIED_RMA
+#define OMPI_HAVE_MPI_EXT_NOTIFIED_RMA 1
+#endif
+/* Notification ids run from 0 to this, inclusive (Open MPI: its mpi_max_notification_idx). */
+#define MPIX_MAX_NOTIFICATION_IDX 1023
+
+int MPIX_Win_create_notify(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                           MPI_Win *win);
+int MPIX_Win_allocate_notify(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win);
+int MPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win, int notification_id);
+int MPIX_Get_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win, int notification_id);
+/* Wait for (test for) one notification with this id, and take it. */
+int MPIX_Win_wait_notify(MPI_Win win, int notification_id);
+int MPIX_Win_test_notify(MPI_Win win, int notification_id, int *flag);
+int PMPIX_Win_create_notify(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            MPI_Win *win);
+int PMPIX_Win_allocate_notify(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                              void *baseptr, MPI_Win *win);
+int PMPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Win win, int notification_id);
+int PMPIX_Get_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Win win, int notification_id);
+int PMPIX_Win_wait_notify(MPI_Win win, int notification_id);
+int PMPIX_Win_test_notify(MPI_Win win, int notification_id, int *flag);
 
 #ifdef __cplusplus
 }

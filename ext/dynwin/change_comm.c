@@ -51,6 +51,7 @@
 #include "api/win_create.h"
 #include "api/win_shared.h"
 #include "sync/counters.h"
+#include "sync/notify.h"
 #include "progress/entry.h"
 #include "progress/isend.h"
 #include "core/next.h"
@@ -376,37 +377,9 @@ static p2_entry *phase2(change *c, const verdict *mine_v, int from_old, verdict 
 
 /* ---- D: the drain ---- */
 
-static int drained(void *arg)
-{
-    fr_win *w = arg;
-    if (w->pending || w->target_pending)
-        return 0;
-    for (int t = 0; t < w->size; t++)
-        if (w->peers[t].acks_got < w->peers[t].acks_asked)
-            return 0;
-    return 1;
-}
-
-/* Every member's operations, bumps and replies on the old window are complete and nothing is
- * in flight. An acknowledgement travels behind everything this process sent to its target (on
- * the same ordered channel) and is answered only once all of it is complete there and every
- * earlier bump applied; replies it triggered travel before the answer. Once every member has
- * its answers (the barrier), nothing of the old window moves any more: the channel and the
- * communicator can go, and leavers' memory is never touched again. */
-static void drain(fr_win *w)
-{
-    for (int t = 0; t < w->size; t++)
-        if (t != w->rank)
-            fr_ack_ask(w, t, UINT64_MAX); /* always a fresh one, behind everything sent */
-    fr_wait_until(drained, w);
-    fr_wait_barrier(w->comm);
-    /* Requests of closed epochs (MPI_Iput... not waited for yet, or freed) learn here that their
-     * operations are complete, while their target ranks still mean the old window. */
-    for (fr_req *r = w->reqs; r; r = r->next)
-        if (r->active && r->cls->advance)
-            r->cls->advance(r);
-    fr_req_progress();
-}
+/* fr_win_drain (sync/sync_flush.c): every member's operations, bumps and replies on the old
+ * window complete, nothing in flight, so the channel and the communicator can go and leavers'
+ * memory is never touched again. */
 
 /* ---- R: the rebuild ---- */
 
@@ -459,6 +432,7 @@ static int rebuild(fr_win *w, MPI_Comm comm, const member *members, uint64_t uid
  * its former window - its counters, its requests - does not carry over. */
 static void drop_identity(fr_win *w)
 {
+    fr_notify_keep(w); /* its notification values stay, in counters made anew */
     fr_counters_free(w);
     fr_req_win_gone(w);
 }
@@ -477,7 +451,7 @@ static int become_alone(fr_win *w)
     int rc = rebuild(w, MPI_COMM_SELF, &me, fr_win_draw_uid(), 1);
     if (alone)
         fr_shared_adopt(w, alone);
-    return rc;
+    return rc ? rc : fr_notify_rebind(w);
 }
 
 static int become_new_member(change *c, const p2_entry *e)
@@ -498,7 +472,7 @@ static int become_new_member(change *c, const p2_entry *e)
     if (c->shared) /* after the rebuild: direct copies into node peers' parts need its channel */
         fr_shared_adopt(w, c->shared);
     c->shared = NULL;
-    return rc;
+    return rc ? rc : fr_notify_rebind(w); /* every member's notification counters, anew */
 }
 
 /* ---- the call ---- */
@@ -539,7 +513,7 @@ static int change_comm(fr_win *w, MPI_Comm new_comm, int peer_rank)
     int rc = verdict_error(&final);
     if (rc == MPI_SUCCESS) {
         if (c.multi)
-            drain(w);
+            fr_win_drain(w);
         rc = c.leaving ? become_alone(w) : become_new_member(&c, e);
     }
     fr_shared_drop(c.shared); /* mapped in P2, but the change failed */

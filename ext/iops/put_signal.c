@@ -7,11 +7,12 @@
  * returns when the origin buffer may be reused; the request of MPIX_Iput_signal completes when
  * the bump has been applied at the target, so the data is there too.
  *
- * To a node peer whose shared state block holds the counter, the bump is an atomic on the
- * counter's word when every operation to that peer, this put included, is known complete there
- * after the put was issued (counter_bump.c); otherwise it follows the put as a packet in the same
- * batch. */
+ * The put and its bump are api/rma_notify.c's fr_rma_bumped, the core notified RMA shares: to a
+ * node peer whose shared state block holds the counter, the bump is an atomic on the counter's
+ * word when every operation to that peer, this put included, is known complete there after the
+ * put was issued (counter_bump.c); otherwise it follows the put as a packet in the same batch. */
 #include "iop.h"
+#include "api/rma_notify.h"
 #include "progress/entry.h"
 #include "core/next.h"
 #include "progress/progress.h"
@@ -50,42 +51,19 @@ static int put_signal(fr_win *w, const void *oaddr, int ocount, MPI_Datatype oty
     }
     if (target == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    fr_peer *p = &w->peers[target];
-    fr_opq one = {0};
-    op.epoch = FR_EPOCH_COUNTER;
-    if (op.bytes > 0) {
-        fr_opq_push(&one, &op);
-        fr_rma_count(w, &op);
-    }
+    op.epoch = FR_EPOCH_COUNTER; /* no epoch needed: it runs at the target at once */
     if (o && op.bytes == 0)
         o->op.issued = o->op.done_here = 1;
-    /* The put alone first only if the bump may then be an atomic; otherwise both in one batch
-     * (counter_bump.c: issuing the put never settles a peer that is not settled already). */
-    if (fr_bump_may_go_direct(w, target, ref.key)) {
-        rc = p->tp->flush(w, target, &one, NULL, NULL);
-        fr_bump_way way = fr_bump_direct(w, target, ref.key);
-        if (way != FR_BUMP_PACKET) {
-            if (o) {
-                o->signal = 1; /* applied: no acknowledgement to wait for (ack_seq 0) */
-                o->signal_rc = way == FR_BUMP_GONE ? fr_bump_gone_error(target) : MPI_SUCCESS;
-            }
-            goto sent;
-        }
-    }
-    w->st.bumps_pkt++;
-    fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = ref.key}; /* arg: set by flush */
+    fr_bumped how;
+    rc = fr_rma_bumped(w, target, &op, ref.key, o != NULL, &how);
     if (o) {
         o->signal = 1;
-        o->need_remote = 1;
-        bump.flags = FR_PKTF_ACK;
-        bump.seq = o->ack_seq = ++p->acks_asked;
+        o->ack_seq = how.ack_seq; /* 0: applied directly, nothing to wait for */
+        o->signal_rc = how.applied_rc;
+        if (!how.applied)
+            o->need_remote = 1;
     }
-    /* the put (unless it left above) and the bump */
-    int brc = p->tp->flush(w, target, &one, NULL, &bump);
-    if (rc == MPI_SUCCESS)
-        rc = brc;
-sent:
-    free(one.ops);
+    fr_peer *p = &w->peers[target];
     if (!o && op.bytes > 0 && !fr_op_is_eager(&op)) {
         peer_idle pi = {p};
         fr_wait_until(sends_done, &pi); /* the origin buffer is free once its message left */

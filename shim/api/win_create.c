@@ -12,6 +12,7 @@
 #include "alloc_mem.h"
 #include "win_shared.h"
 #include "sync/counters.h"
+#include "sync/notify.h"
 #include "transport/direct.h"
 #include "progress/entry.h"
 #include "progress/isend.h"
@@ -254,6 +255,7 @@ static void win_destroy(fr_win *w)
 {
     fr_win_close_channel(w);
     fr_adopt_release(&w->adopted); /* after the barrier of MPI_Win_free: nobody copies now */
+    fr_notify_free(w);
     fr_counters_free(w);
     fr_shm_state_free(w); /* after the channel: dynwin re-creates that, never this */
     fr_req_win_gone(w);

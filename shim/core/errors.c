@@ -20,18 +20,40 @@ static const struct {
 #undef FR_ERROR
 };
 
-static int err_code[FR_ERR__COUNT]; /* MPI error code registered for each fr_err */
+static int err_code[FR_ERR__COUNT];  /* MPI error code registered for each fr_err */
+static int err_class[FR_ERR__COUNT]; /* ... and its class (flexrma's own ones resolved) */
 static int err_registered;
+
+/* The classes flexrma adds, as flexrma.h exports them: MPI_ERR_OTHER until MPI_Init made them
+ * (the class the draft's users fall back to on an MPI without it). */
+FR_API int mpix_err_invalid_notification = MPI_ERR_OTHER;
+static const char notification_class_text[] =
+    "MPI_ERR_INVALID_NOTIFICATION: invalid notification index, or no notifications on the window";
+
+static int own_class(int fr_class)
+{
+    int *cls = &mpix_err_invalid_notification; /* the only one so far */
+    if (fr_class == FR_CLASS_INVALID_NOTIFICATION && *cls == MPI_ERR_OTHER) {
+        int made;
+        if (PMPI_Add_error_class(&made) == MPI_SUCCESS &&
+            PMPI_Add_error_string(made, (char *)notification_class_text) == MPI_SUCCESS)
+            *cls = made;
+    }
+    return *cls;
+}
+
 static __thread char err_detail[512];
 
 int fr_errors_register(void)
 {
     for (int e = 0; e < FR_ERR__COUNT; e++) {
-        int rc = PMPI_Add_error_code(err_table[e].mpi_class, &err_code[e]);
+        err_class[e] = err_table[e].mpi_class < 0 ? own_class(err_table[e].mpi_class)
+                                                  : err_table[e].mpi_class;
+        int rc = PMPI_Add_error_code(err_class[e], &err_code[e]);
         if (rc == MPI_SUCCESS)
             rc = PMPI_Add_error_string(err_code[e], (char *)err_table[e].text);
         if (rc != MPI_SUCCESS)
-            err_code[e] = err_table[e].mpi_class; /* fall back to the bare class */
+            err_code[e] = err_class[e]; /* fall back to the bare class */
     }
     err_registered = 1;
     return MPI_SUCCESS;
@@ -42,12 +64,17 @@ int fr_errors_register(void)
 FR_API int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     for (int e = 0; err_registered && string && resultlen && e < FR_ERR__COUNT; e++)
-        if (err_code[e] == errorcode && errorcode != err_table[e].mpi_class) {
+        if (err_code[e] == errorcode && errorcode != err_class[e]) {
             *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", err_table[e].text);
             if (*resultlen >= MPI_MAX_ERROR_STRING)
                 *resultlen = MPI_MAX_ERROR_STRING - 1;
             return MPI_SUCCESS;
         }
+    if (err_registered && string && resultlen && errorcode == mpix_err_invalid_notification &&
+        errorcode != MPI_ERR_OTHER) {
+        *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", notification_class_text);
+        return MPI_SUCCESS;
+    }
     return FR_NEXT(Error_string)(errorcode, string, resultlen);
 }
 FR_PMPI(Error_string);
@@ -58,7 +85,8 @@ int fr_errorf(fr_err e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err_detail, sizeof err_detail, fmt, ap);
     va_end(ap);
-    return err_registered ? err_code[e] : err_table[e].mpi_class;
+    return err_registered ? err_code[e]
+           : err_table[e].mpi_class < 0 ? MPI_ERR_OTHER : err_table[e].mpi_class;
 }
 
 const char *fr_error_detail(void) { return err_detail; }

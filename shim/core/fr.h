@@ -90,6 +90,10 @@ void fr_engine_unlock(void);
  * MPI_Init with MPI_Add_error_code/MPI_Add_error_string, so MPI_Error_class() gives the standard
  * class and MPI_Error_string() the explanation. fr_errorf() also records a detailed message for
  * this occurrence, which is printed when the error handler is MPI_ERRORS_ARE_FATAL. */
+/* Error classes flexrma adds (errors.def), negative until MPI_Init makes them: the draft's
+ * MPI_ERR_INVALID_NOTIFICATION (flexrma.h names the class made, mpix_err_invalid_notification). */
+#define FR_CLASS_INVALID_NOTIFICATION (-1)
+
 typedef enum fr_err {
 #define FR_ERROR(name, mpi_class, text) name,
 #include "errors.def"

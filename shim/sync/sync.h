@@ -67,6 +67,9 @@ void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p);
 /* Make sure target was asked to acknowledge once my operations 1..upto to it are complete
  * there (a BUMP without bump, covering everything sent so far; at most one per need). */
 void fr_ack_ask(fr_win *w, int target, uint64_t upto);
+/* Collective over w's members: every operation, bump and reply of every member on w is complete
+ * and nothing is in flight (sync_flush.c). */
+void fr_win_drain(fr_win *w);
 /* What acknowledgement number seq of a BUMP reports: MPI_SUCCESS, or the error of a bump the
  * owner dropped (its counter was freed). */
 int fr_bump_ack_result(fr_win *w, int target, uint64_t seq);

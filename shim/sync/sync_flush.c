@@ -17,10 +17,15 @@
  * MPI_Win_sync: flexrma's windows have one copy of the memory (the model is unified), so it is a
  * full memory barrier plus a progress pass: a target that polls its window for a flag another
  * process puts sees operations that travel as packets applied. Valid at any time, as in Open
- * MPI. */
+ * MPI.
+ *
+ * fr_win_drain: the collective form of flush_all, over every member and every kind of
+ * operation, for the calls that replace what operations in flight would reach
+ * (MPI_Win_change_comm, MPI_Win_notify_set_num). */
 #include "core/next.h"
 #include "progress/entry.h"
 #include "progress/progress.h"
+#include "progress/request.h"
 #include "sync.h"
 
 #include <atomic_ops.h>
@@ -147,3 +152,36 @@ FR_API int MPI_Win_sync(MPI_Win win)
     FR_WIN_EXIT("MPI_Win_sync", MPI_SUCCESS);
 }
 FR_PMPI(Win_sync);
+
+/* ---- the drain ---- */
+
+static int drained(void *arg)
+{
+    fr_win *w = arg;
+    if (w->pending || w->target_pending)
+        return 0;
+    for (int t = 0; t < w->size; t++)
+        if (w->peers[t].acks_got < w->peers[t].acks_asked)
+            return 0;
+    return 1;
+}
+
+/* Every member's operations, bumps and replies on the window are complete and nothing is in
+ * flight. An acknowledgement travels behind everything this process sent to its target (on the
+ * same ordered channel) and is answered only once all of it is complete there and every earlier
+ * bump applied; replies it triggered travel before the answer. Once every member has its
+ * answers (the barrier), nothing of the window moves any more. */
+void fr_win_drain(fr_win *w)
+{
+    for (int t = 0; t < w->size; t++)
+        if (t != w->rank)
+            fr_ack_ask(w, t, UINT64_MAX); /* always a fresh one, behind everything sent */
+    fr_wait_until(drained, w);
+    fr_wait_barrier(w->comm);
+    /* Requests of closed epochs (MPI_Iput... not waited for yet, or freed) learn here that their
+     * operations are complete, while their target ranks still mean the same members. */
+    for (fr_req *r = w->reqs; r; r = r->next)
+        if (r->active && r->cls->advance)
+            r->cls->advance(r);
+    fr_req_progress();
+}

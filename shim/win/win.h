@@ -25,6 +25,7 @@ struct fr_chan;
 struct fr_chan_peer;
 struct fr_req;
 struct fr_counters;
+struct fr_notify;
 struct fr_pkt;
 struct fr_direct;
 struct fr_shm_state;
@@ -297,6 +298,7 @@ typedef struct fr_win {
                                   never reused, so a leaver's counters never name a joiner */
     struct fr_req *reqs;       /* flexrma requests on this window (request.h) */
     struct fr_counters *counters; /* counters this process owns (ext/syncobj) */
+    struct fr_notify *notify;     /* notification counters (sync/notify.c), NULL: none */
 
     /* access epochs of this process (origin side) */
     fr_fence_state fence;

@@ -1,6 +1,7 @@
 /* bad_rma.c - erroneous communication calls: MPI_Put, Get, Accumulate, Get_accumulate,
  * Fetch_and_op, Compare_and_swap, their request-based forms (MPI_Rput...), flexrma's MPI_Iput,
- * Iget, Iaccumulate and MPIX_Put_signal, Iput_signal.
+ * Iget, Iaccumulate and MPIX_Put_signal, Iput_signal, and the notified MPI_Put_notify,
+ * MPI_Get_notify (a notification index out of range: MPI_ERR_INVALID_NOTIFICATION, section 13).
  *
  * A call starts from valid arguments for the batch's epoch context (a target the epoch reaches,
  * counts, datatypes, a displacement inside the bait region, an operation that applies), then
@@ -15,12 +16,12 @@
 
 typedef enum {
     K_PUT, K_GET, K_ACC, K_GACC, K_FOP, K_CAS, K_RPUT, K_RGET, K_RACC, K_RGACC,
-    K_IPUT, K_IGET, K_IACC, K_PSIG, K_IPSIG, K_KINDS
+    K_IPUT, K_IGET, K_IACC, K_PSIG, K_IPSIG, K_PNOT, K_GNOT, K_KINDS
 } kind;
 
 static const struct {
     const char *name;
-    unsigned counts : 1, acc : 1, fetch : 1, req : 1, passive : 1, signal : 1, get : 1;
+    unsigned counts : 1, acc : 1, fetch : 1, req : 1, passive : 1, signal : 1, get : 1, notify : 1;
 } kinds[K_KINDS] = {
     [K_PUT] = {"MPI_Put", 1, 0, 0, 0, 0, 0, 0},
     [K_GET] = {"MPI_Get", 1, 0, 0, 0, 0, 0, 1},
@@ -37,6 +38,8 @@ static const struct {
     [K_IACC] = {"MPI_Iaccumulate", 1, 1, 0, 1, 0, 0, 0},
     [K_PSIG] = {"MPIX_Put_signal", 1, 0, 0, 0, 0, 1, 0},
     [K_IPSIG] = {"MPIX_Iput_signal", 1, 0, 0, 1, 0, 1, 0},
+    [K_PNOT] = {"MPI_Put_notify", 1, 0, 0, 0, 0, 0, 0, 1},
+    [K_GNOT] = {"MPI_Get_notify", 1, 0, 0, 0, 0, 0, 1, 1},
 };
 
 typedef struct {
@@ -53,6 +56,7 @@ typedef struct {
     MPI_Datatype tt;
     MPI_Op op;
     MPI_Sync ctr;
+    int idx; /* notification index */
     MPI_Win win;
     MPI_Request *req;
 } args;
@@ -92,6 +96,10 @@ static int issue(fz_run *r, const args *a)
                                a->req);
     case K_PSIG:
         return MPIX_Put_signal(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->ctr, a->win);
+    case K_PNOT:
+        return MPI_Put_notify(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->idx, a->win);
+    case K_GNOT:
+        return MPI_Get_notify(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->idx, a->win);
     default:
         return MPIX_Iput_signal(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->ctr, a->win,
                                 a->req);
@@ -231,11 +239,12 @@ void fz_bad_rma(fz_run *r)
     a.t = r->right;
     int base_ok = valid_target(r, k, &a.t);
     a.ctr = w->all[a.t];
+    a.idx = fz_below(g, FZ_NOTIFY);
     char how[64];
 
     /* one thing wrong */
     enum { RANK, OCOUNT, TCOUNT, RCOUNT, OTYPE, TTYPE, RTYPE, SIZE, RSIZE, ELEM, RELEM, CAS_TYPE,
-           DISP, RANGE, OP, REQ, WIN, CTR, EPOCH, PROC_NULL, NMUT } m;
+           DISP, RANGE, OP, REQ, WIN, CTR, NOTIF, EPOCH, PROC_NULL, NMUT } m;
     for (;;) {
         m = fz_below(g, NMUT);
         int ok = base_ok;
@@ -263,6 +272,9 @@ void fz_bad_rma(fz_run *r)
             break;
         case CTR:
             ok &= kinds[k].signal;
+            break;
+        case NOTIF:
+            ok &= kinds[k].notify;
             break;
         case EPOCH: {
             int t;
@@ -431,6 +443,14 @@ void fz_bad_rma(fz_run *r)
             a.ctr = w->stale;
             snprintf(c.what, sizeof c.what, "my own counter, freed, to myself");
         }
+        break;
+    }
+    case NOTIF: {
+        const int bad[] = {-1, -2, FZ_NOTIFY, FZ_NOTIFY + 1, INT_MAX, INT_MIN};
+        a.idx = bad[fz_below(g, 6)];
+        c.expect = MPI_ERR_INVALID_NOTIFICATION;
+        snprintf(c.what, sizeof c.what, "notification index %d (the target has %d)", a.idx,
+                 FZ_NOTIFY);
         break;
     }
     case EPOCH:

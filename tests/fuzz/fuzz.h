@@ -37,6 +37,7 @@ static inline fz_rng fz_stream(uint64_t seed, int batch, int who)
 #define FZ_NW 128   /* ints in each rank's window */
 #define FZ_SLOT 2   /* ints of one valid put: slot[s][origin] at ints (s * nprocs + origin) * 2 */
 #define FZ_BAIT 64  /* ints [FZ_BAIT, FZ_NW): where erroneous calls aim */
+#define FZ_NOTIFY 2 /* notification counters of each rank on each window (MPI_Win_notify_set_num) */
 #define FZ_MAX_RANKS 16
 
 typedef enum { FL_CREATE, FL_ALLOCATE, FL_DYNAMIC, FL_SHARED, FL_COUNT } fz_flavor;

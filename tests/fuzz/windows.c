@@ -48,6 +48,7 @@ static void create_one(fz_win *w, fz_flavor fl, int rank, int nprocs)
     }
     MPI_Allgather(&mine, 1, MPI_AINT, w->base, 1, MPI_AINT, MPI_COMM_WORLD);
     fz_win_errhandler_set(w->win);
+    MPI_Win_notify_set_num(w->win, MPI_INFO_NULL, FZ_NOTIFY);
     fill_initial(w->mem, rank);
     memcpy(w->model, w->mem, sizeof w->model);
     w->last[0] = w->last[1] = -1;

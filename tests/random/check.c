@@ -22,7 +22,8 @@ static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t 
 
 static const char *via_name(op_via v)
 {
-    static const char *const names[] = {"", " (I)", " (R)", " (signal)", " (I signal)"};
+    static const char *const names[] = {"", " (I)", " (R)", " (signal)", " (I signal)",
+                                        " (notify)"};
     return names[v];
 }
 
@@ -122,6 +123,28 @@ static int check_results(const program *p, const epoch *e, int index)
     return bad != 0;
 }
 
+/* My notification counter holds one notification per notified operation of the epoch aimed at
+ * me, every one of them complete here by now (the barrier after the epoch); reset for the next. */
+static int check_notify(const program *p, const epoch *e, int index)
+{
+    if (p->wrank < 0 || e->kind == EK_CHANGE)
+        return 0;
+    MPI_Count want = 0, got = -1;
+    for (int o = 0; o < e->nprocs; o++)
+        for (int i = 0; i < e->nprog[o]; i++)
+            want += e->prog[o][i].via == VIA_NOTIFY && e->prog[o][i].target == p->wrank &&
+                    e->prog[o][i].kind <= OP_GET;
+    MPI_Win_notify_get_value(p->win, 0, &got);
+    MPI_Win_notify_set_value(p->win, 0, 0);
+    if (got == want)
+        return 0;
+    header(p, e, index, "my notification counter");
+    fprintf(stderr, "t_random: [rank %d] notification counter 0 holds %lld, expected %lld (the "
+                    "notified puts and gets aimed at me in this epoch)\n",
+            p->rank, (long long)got, (long long)want);
+    return 1;
+}
+
 int check_epoch(const program *p, const epoch *e, int index)
 {
     /* Under a lock of myself: every epoch has ended everywhere (a barrier before this call), and
@@ -132,5 +155,6 @@ int check_epoch(const program *p, const epoch *e, int index)
     int bad = check_window(p, e, index);
     MPI_Win_unlock(self, p->win);
     bad |= check_results(p, e, index);
+    bad |= check_notify(p, e, index);
     return bad;
 }

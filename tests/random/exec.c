@@ -81,6 +81,8 @@ static void window_make(program *p, flavor fl, int allocmem, MPI_Comm comm)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Win_set_errhandler(p->win, MPI_ERRORS_RETURN);
+    /* One notification counter per process (VIA_NOTIFY), counted and reset by check.c. */
+    CHECK(MPI_Win_notify_set_num(p->win, MPI_INFO_NULL, 1));
     int self = 0; /* my rank in the window made: comm's */
     MPI_Comm_rank(comm, &self);
     /* The model's contents, stored under an exclusive lock of myself. */
@@ -268,12 +270,18 @@ static void issue(program *p, epoch *e, op *o)
             CHECK(MPIX_Iput_signal(o->obuf, oc, o->otype, t, d, tc, o->ttype, counter, win,
                                    &o->req));
             break;
+        case VIA_NOTIFY:
+            CHECK(MPI_Put_notify(o->obuf, oc, o->otype, t, d, tc, o->ttype, 0, win));
+            break;
         }
         break;
     case OP_GET:
         switch (o->via) {
         case VIA_I: CHECK(MPI_Iget(o->obuf, oc, o->otype, t, d, tc, o->ttype, win, &o->req)); break;
         case VIA_R: CHECK(MPI_Rget(o->obuf, oc, o->otype, t, d, tc, o->ttype, win, &o->req)); break;
+        case VIA_NOTIFY:
+            CHECK(MPI_Get_notify(o->obuf, oc, o->otype, t, d, tc, o->ttype, 0, win));
+            break;
         default: CHECK(MPI_Get(o->obuf, oc, o->otype, t, d, tc, o->ttype, win)); break;
         }
         break;

@@ -119,7 +119,8 @@ typedef enum {
     VIA_I,      /* flexrma's MPI_Iput, MPI_Iget, MPI_Iaccumulate: remote completion */
     VIA_R,      /* MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate */
     VIA_SIGNAL, /* MPIX_Put_signal */
-    VIA_ISIGNAL /* MPIX_Iput_signal */
+    VIA_ISIGNAL, /* MPIX_Iput_signal */
+    VIA_NOTIFY   /* MPI_Put_notify, MPI_Get_notify: notification counter 0 of the target */
 } op_via;
 
 /* Where the elements of one side of an operation lie, in elements from its start. */
