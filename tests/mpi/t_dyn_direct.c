@@ -264,8 +264,12 @@ static void detached_direct(dwin *d)
     uint64_t learned = direct_ops(d->win) - d0;
     MPI_Barrier(MPI_COMM_WORLD);
 
-    /* issued, then the target detaches, then the epoch reaches it */
+    /* issued, then the target detaches, then the epoch reaches it: each target holds its own
+     * window exclusively meanwhile, so that its origin's lock is not free at the first
+     * operation (sync_lock.c, fr_lock_take_early) and the operations wait in the queue */
     int rc = MPI_SUCCESS, one = 1, old = 9, cmp = -1, seen = 9, token = 0;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, d->win);
+    MPI_Barrier(MPI_COMM_WORLD);
     d0 = direct_ops(d->win);
     MPI_Win_lock(MPI_LOCK_SHARED, right(), 0, d->win);
     KEEP_RC(rc, MPI_Put(src, 1, MPI_INT, right(), t, 1, MPI_INT, d->win));
@@ -277,6 +281,7 @@ static void detached_direct(dwin *d)
     MPI_Win_detach(d->win, gone);
     MPI_Sendrecv(&token, 1, MPI_INT, left(), 2, &token, 1, MPI_INT, right(), 2, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE); /* "detached" to my origin, from my target */
+    MPI_Win_unlock(rank, d->win);
     KEEP_RC(rc, MPI_Win_unlock(right(), d->win));
     uint64_t raced = direct_ops(d->win) - d0;
     MPI_Barrier(MPI_COMM_WORLD);
