@@ -184,10 +184,12 @@ int fr_hold_begin(void *at, size_t bytes, fr_hold *h)
 }
 
 /* Move [src, src + len) to dst, where the kernel allows: returns the bytes moved before a
- * refusal (len: all), with errno set when short. */
+ * refusal (len: all), with errno set when short. One UFFDIO_MOVE takes a range within one
+ * mapping (EINVAL otherwise): a range over several (a window over memory that an earlier
+ * window gave back, part of a heap) moves in halves until each lies in one. */
 static size_t move_pages(char *dst, char *src, size_t len)
 {
-    size_t done = 0;
+    size_t done = 0, pg = (size_t)sysconf(_SC_PAGESIZE);
     while (done < len) {
         struct uffdio_move mv = {.dst = (uint64_t)(uintptr_t)(dst + done),
                                  .src = (uint64_t)(uintptr_t)(src + done),
@@ -199,10 +201,18 @@ static size_t move_pages(char *dst, char *src, size_t len)
             done += (size_t)mv.move;
         if (rc == 0)
             break;
-        if (err != EAGAIN) { /* EAGAIN: a page was busy for a moment; go on from there */
-            errno = err;
-            return done;
+        if (err == EAGAIN) /* a page was busy for a moment; go on from there */
+            continue;
+        size_t rest = len - done;
+        if (err == EINVAL && mv.move <= 0 && rest > pg) {
+            size_t half = rest / pg / 2 * pg;
+            size_t first = move_pages(dst + done, src + done, half);
+            if (first < half)
+                return done + first;
+            return done + half + move_pages(dst + done + half, src + done + half, rest - half);
         }
+        errno = err;
+        return done;
     }
     return len;
 }

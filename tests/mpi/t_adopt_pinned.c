@@ -13,7 +13,9 @@
  *    taken before the refusal went back), and the read through the pin is seen by the program;
  *  - node peers' puts and gets into such a window still land (by the paths for unmapped memory);
  *  - once the pin is gone, a window over the same pages is adopted (where adoption happens at
- *    all: node peers through rings, userfaultfd with UFFDIO_MOVE).
+ *    all: node peers through rings, userfaultfd with UFFDIO_MOVE);
+ *  - a window over memory of several mappings (pages an earlier window gave back, and their
+ *    neighbours) is adopted too, its bytes kept: UFFDIO_MOVE takes one mapping at a time.
  * io_uring unavailable (kernel.io_uring_disabled, seccomp), or a kernel without UFFDIO_MOVE:
  * the pinned parts are skipped, saying so.
  * Linked with the internal library: it reads fr_opt, fr_adopt_count and page_hold.h. */
@@ -196,7 +198,23 @@ static void test_pinned(ring *r, const char *what, size_t pin_first, size_t pin_
     free(m);
 }
 
-#define UNPINNED_CHECKS 2
+/* Mappings in the range: lines of /proc/self/maps that overlap [lo, hi). */
+static int mappings_over(const void *lo, const void *hi)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a < (uintptr_t)hi && b > (uintptr_t)lo)
+            n++;
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+#define UNPINNED_CHECKS 4
 static void test_unpinned(int adopting)
 {
     size_t bytes = PAGES * pg;
@@ -214,6 +232,29 @@ static void test_unpinned(int adopting)
     ok(peers_reach(m, win), "unpinned: node peers' puts and gets land");
     MPI_Win_free(&win);
     free(m);
+
+    /* Pages an earlier window gave back are a mapping of their own: a window over them and
+     * their neighbours spans several mappings, and is adopted all the same (the pages move in
+     * pieces that each lie in one mapping). */
+    size_t big = 4 * PAGES * pg;
+    unsigned char *r = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    for (size_t i = 0; i < big; i++)
+        r[i] = byte_of(rank, i);
+    MPI_Win_create(r + PAGES * pg, (MPI_Aint)(PAGES * pg), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_free(&win);
+    int pieces = mappings_over(r, r + big);
+    MPI_Win_create(r, (MPI_Aint)big, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    if (adopting)
+        ok(pieces > 1 && !private_memory(r) && !private_memory(r + big - 1),
+           "several mappings (%d): the window over them is adopted", pieces);
+    else
+        skip(1, "nothing is adopted in this run (message transport, or no userfaultfd)");
+    int kept = 1;
+    for (size_t i = 0; i < big; i++)
+        kept &= r[i] == byte_of(rank, i);
+    ok(kept, "several mappings: every byte is where the program wrote it");
+    MPI_Win_free(&win);
+    munmap(r, big);
 }
 
 int main(int argc, char **argv)
