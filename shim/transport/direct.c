@@ -751,12 +751,18 @@ static int copy_map(fr_win *w, dstate *s, const char *key, char *at, const fr_op
                          op->origin_dt, (size_t)op->bytes);
 }
 
+/* Where op's contiguous target bytes lie in the target process, for cross-memory attach. */
+static struct iovec cma_remote(const fr_win *w, const dpeer *d, int target, const fr_op *op)
+{
+    uint64_t at = d->remote_base +
+                  (uint64_t)(op->target_disp * (MPI_Aint)w->peers[target].disp_unit);
+    return (struct iovec){(void *)(uintptr_t)at, (size_t)op->bytes};
+}
+
 static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
 {
     size_t bytes = (size_t)op->bytes;
-    uint64_t at = d->remote_base +
-                  (uint64_t)(op->target_disp * (MPI_Aint)w->peers[target].disp_unit);
-    struct iovec remote = {(void *)(uintptr_t)at, bytes};
+    struct iovec remote = cma_remote(w, d, target, op);
     void *tmp = op->origin_dt->contiguous ? NULL : fr_xmalloc(bytes);
     struct iovec local = {tmp ? tmp : op->origin_addr, bytes};
     int rc;
@@ -826,10 +832,8 @@ int fr_direct_gather(fr_win *w, int target, const fr_op *op, fr_cma_gets *g)
     dpeer *d = peer_of(w, target);
     if (!d || way_of(w, target, d, op) != WAY_CMA || !permitted(w, target, d, op))
         return 0;
-    uint64_t at = d->remote_base +
-                  (uint64_t)(op->target_disp * (MPI_Aint)w->peers[target].disp_unit);
     g->local[g->n] = (struct iovec){op->origin_addr, (size_t)op->bytes};
-    g->remote[g->n] = (struct iovec){(void *)(uintptr_t)at, (size_t)op->bytes};
+    g->remote[g->n] = cma_remote(w, d, target, op);
     g->n++;
     return 1;
 }

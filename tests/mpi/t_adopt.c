@@ -20,6 +20,7 @@
  * Under FLEXRMA_TRANSPORT=am nothing is adopted and the data must still be right.
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
 #include "common.h"
+#include "maps_common.h"
 #include "node/shm_adopt.h"
 #include "win/win.h"
 
@@ -33,33 +34,6 @@ static size_t pg;
 static int adopting; /* node peers reach me through rings, and adoption is on */
 
 static char bss_window[WIN_BYTES] __attribute__((aligned(4096)));
-
-/* The mapping of this process that holds addr, from /proc/self/maps: perms ("rw-p") and inode. */
-static int mapping_of(const void *addr, char perms[5], unsigned long long *ino)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512];
-    int found = 0;
-    while (f && !found && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        unsigned long long off;
-        unsigned maj, min;
-        if (sscanf(line, "%lx-%lx %4s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min, ino) ==
-                7 &&
-            lo <= (uintptr_t)addr && (uintptr_t)addr < hi)
-            found = 1;
-    }
-    if (f)
-        fclose(f);
-    return found;
-}
-
-static int private_memory(const void *addr)
-{
-    char perms[5];
-    unsigned long long ino;
-    return mapping_of(addr, perms, &ino) && strcmp(perms, "rw-p") == 0 && ino == 0;
-}
 
 static uint64_t direct_ops(MPI_Win win) { return fr_win_lookup(win)->st.direct; }
 

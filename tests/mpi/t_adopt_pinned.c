@@ -21,6 +21,7 @@
  * Linked with the internal library: it reads fr_opt, fr_adopt_count and page_hold.h. */
 #define _GNU_SOURCE
 #include "common.h"
+#include "maps_common.h"
 #include "core/fr.h"
 #include "node/page_hold.h"
 #include "node/shm_adopt.h"
@@ -111,23 +112,29 @@ static int ring_read_fixed(ring *r, int fd, void *at, unsigned n)
 
 static unsigned char byte_of(int r, size_t i) { return (unsigned char)(r * 37 + i * 11 + 1); }
 
-static int private_memory(const void *addr)
+/* [from, to) of m holds my stamp, byte_of(rank, offset) */
+static void stamp(unsigned char *m, size_t from, size_t to)
 {
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512], perms[5] = "";
-    unsigned long long ino = 1;
-    int found = 0;
-    while (f && !found && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        unsigned long long off;
-        unsigned maj, min;
-        found = sscanf(line, "%lx-%lx %4s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min,
-                       &ino) == 7 &&
-                lo <= (uintptr_t)addr && (uintptr_t)addr < hi;
-    }
-    if (f)
-        fclose(f);
-    return found && strcmp(perms, "rw-p") == 0 && ino == 0;
+    for (size_t i = from; i < to; i++)
+        m[i] = byte_of(rank, i);
+}
+
+static int stamped(const unsigned char *m, size_t n)
+{
+    int all = 1;
+    for (size_t i = 0; i < n; i++)
+        all &= m[i] == byte_of(rank, i);
+    return all;
+}
+
+/* PAGES page-aligned pages from posix_memalign, stamped */
+static unsigned char *stamped_pages(void)
+{
+    unsigned char *m;
+    if (posix_memalign((void **)&m, pg, PAGES * pg) != 0)
+        abort();
+    stamp(m, 0, PAGES * pg);
+    return m;
 }
 
 /* A message into the pinned pages through the pin, after the window exists: seen? */
@@ -170,11 +177,7 @@ static int peers_reach(unsigned char *m, MPI_Win win)
 static void test_pinned(ring *r, const char *what, size_t pin_first, size_t pin_pages)
 {
     size_t bytes = PAGES * pg;
-    unsigned char *m;
-    if (posix_memalign((void **)&m, pg, bytes) != 0)
-        abort();
-    for (size_t i = 0; i < bytes; i++)
-        m[i] = byte_of(rank, i);
+    unsigned char *m = stamped_pages();
     int pinned = ring_pin(r, m + pin_first * pg, pin_pages * pg);
     size_t before = fr_adopt_count();
     MPI_Win win;
@@ -182,15 +185,11 @@ static void test_pinned(ring *r, const char *what, size_t pin_first, size_t pin_
     ok(pinned && private_memory(m) && private_memory(m + bytes - 1) &&
            fr_adopt_count() == before,
        "%s pinned: the window is not adopted", what);
-    int kept = 1;
-    for (size_t i = 0; i < bytes; i++)
-        kept &= m[i] == byte_of(rank, i);
-    ok(kept, "%s pinned: every byte is where the program wrote it", what);
+    ok(stamped(m, bytes), "%s pinned: every byte is where the program wrote it", what);
     ok(read_through_pin(r, m + pin_first * pg + 100),
        "%s pinned: io_uring's read through the pin is seen by the program", what);
     /* restore the bytes the read replaced: peers check them */
-    for (size_t i = pin_first * pg + 100; i < pin_first * pg + 100 + 64; i++)
-        m[i] = byte_of(rank, i);
+    stamp(m, pin_first * pg + 100, pin_first * pg + 100 + 64);
     ok(peers_reach(m, win), "%s pinned: node peers' puts and gets land", what);
     MPI_Win_free(&win);
     ok(ring_unpin(r) && private_memory(m), "%s pinned: the pin is released after MPI_Win_free",
@@ -198,33 +197,12 @@ static void test_pinned(ring *r, const char *what, size_t pin_first, size_t pin_
     free(m);
 }
 
-/* Mappings in the range: lines of /proc/self/maps that overlap [lo, hi). */
-static int mappings_over(const void *lo, const void *hi)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512];
-    int n = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long a, b;
-        if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a < (uintptr_t)hi && b > (uintptr_t)lo)
-            n++;
-    }
-    if (f)
-        fclose(f);
-    return n;
-}
-
 #define UNPINNED_CHECKS 4
 static void test_unpinned(int adopting)
 {
-    size_t bytes = PAGES * pg;
-    unsigned char *m;
-    if (posix_memalign((void **)&m, pg, bytes) != 0)
-        abort();
-    for (size_t i = 0; i < bytes; i++)
-        m[i] = byte_of(rank, i);
+    unsigned char *m = stamped_pages();
     MPI_Win win;
-    MPI_Win_create(m, (MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_create(m, (MPI_Aint)(PAGES * pg), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     if (adopting)
         ok(!private_memory(m), "unpinned: the same kind of window is adopted");
     else
@@ -238,8 +216,7 @@ static void test_unpinned(int adopting)
      * pieces that each lie in one mapping). */
     size_t big = 4 * PAGES * pg;
     unsigned char *r = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    for (size_t i = 0; i < big; i++)
-        r[i] = byte_of(rank, i);
+    stamp(r, 0, big);
     MPI_Win_create(r + PAGES * pg, (MPI_Aint)(PAGES * pg), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_free(&win);
     int pieces = mappings_over(r, r + big);
@@ -249,10 +226,7 @@ static void test_unpinned(int adopting)
            "several mappings (%d): the window over them is adopted", pieces);
     else
         skip(1, "nothing is adopted in this run (message transport, or no userfaultfd)");
-    int kept = 1;
-    for (size_t i = 0; i < big; i++)
-        kept &= r[i] == byte_of(rank, i);
-    ok(kept, "several mappings: every byte is where the program wrote it");
+    ok(stamped(r, big), "several mappings: every byte is where the program wrote it");
     MPI_Win_free(&win);
     munmap(r, big);
 }
