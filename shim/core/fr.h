@@ -37,8 +37,9 @@ typedef struct fr_options {
     unsigned spin_polls;  /* FLEXRMA_SPIN_POLLS: idle polls before a wait yields the core */
     fr_transport_mode transport; /* FLEXRMA_TRANSPORT */
     int direct;         /* FLEXRMA_DIRECT (default 1): copy straight into node peers' windows */
-    int adopt;          /* FLEXRMA_ADOPT (default 1): share MPI_Win_create windows' ordinary
-                           memory with node peers in place (node/shm_adopt.h) */
+    int adopt;          /* FLEXRMA_ADOPT: share MPI_Win_create windows' ordinary memory with
+                           node peers in place (node/shm_adopt.h). 0: never; 1 (default): where
+                           pinned pages are refused (Linux 6.8); 2: before 6.8 too, unsafe */
     size_t shm_ring;    /* FLEXRMA_SHM_RING: bytes of each same-node packet ring (rounded up to a
                            power of two, 1 KiB to 1 GiB) */
     int shm_lazy;       /* FLEXRMA_SHM_LAZY=1: attach to node peers on first use in every window,
@@ -53,6 +54,8 @@ typedef struct fr_options {
                            destination, tag and communicator (progress/isend.h); 0: off */
     uint64_t test_jitter_seed; /* FLEXRMA_TEST_JITTER_SEED, mixed with the world rank ... */
     int test_jitter_seeded;    /* ... when set; else the pid and the clock seed the delays */
+    int test_no_move;   /* FLEXRMA_TEST_NO_MOVE=1, a test switch: behave as on a kernel without
+                           UFFDIO_MOVE (before Linux 6.8; node/page_hold.h) */
 } fr_options;
 
 /* Window flavors flexrma can hand back to the MPI library (FLEXRMA_NATIVE_FLAVORS). Shared and

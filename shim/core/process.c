@@ -105,7 +105,11 @@ void fr_options_read(void)
     fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
     fr_opt.shm_lazy = env_flag("FLEXRMA_SHM_LAZY");
     fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
-    fr_opt.adopt = (int)env_size("FLEXRMA_ADOPT", 1) != 0;
+    size_t adopt = env_size("FLEXRMA_ADOPT", 1);
+    if (adopt > 2)
+        fprintf(stderr, "flexrma: FLEXRMA_ADOPT=%s is not 0, 1 or 2; using 1\n",
+                getenv("FLEXRMA_ADOPT"));
+    fr_opt.adopt = adopt > 2 ? 1 : (int)adopt;
     fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
     fr_opt.native_flavors = env_flavors("FLEXRMA_NATIVE_FLAVORS");
     /* test switches: simulated nodes (at least 1), and the longest delay of a message in
@@ -119,6 +123,7 @@ void fr_options_read(void)
     const char *seed = getenv("FLEXRMA_TEST_JITTER_SEED");
     fr_opt.test_jitter_seeded = seed && *seed;
     fr_opt.test_jitter_seed = fr_opt.test_jitter_seeded ? strtoull(seed, NULL, 0) : 0;
+    fr_opt.test_no_move = env_flag("FLEXRMA_TEST_NO_MOVE");
     if (fr_opt.am_inbox < 64)
         fr_opt.am_inbox = 64;
     if (fr_opt.am_inbox > INT32_MAX)

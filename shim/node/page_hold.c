@@ -133,7 +133,7 @@ static int decide(void)
         why_not = "userfaultfd could not be set up";
         return -1;
     }
-    can_take = move != 0;
+    can_take = move != 0 && !fr_opt.test_no_move;
     return 1;
 }
 

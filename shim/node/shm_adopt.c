@@ -158,6 +158,23 @@ static int mappings_are(uintptr_t lo, uintptr_t hi, question q, uint64_t ino)
     return q == ORDINARY ? room_for_mappings() : 1;
 }
 
+int fr_adopt_enabled(const char **why)
+{
+    const char *no = NULL, *no_hold;
+    if (!fr_opt.adopt)
+        no = "FLEXRMA_ADOPT=0";
+    else if (!fr_hold_available(&no_hold))
+        no = no_hold;
+    else if (!fr_hold_can_take() && fr_opt.adopt < 2)
+        /* Without UFFDIO_MOVE pages are copied in place, pinned or not, and a write through a
+         * pin afterwards is lost: only where the user accepts that. */
+        no = "this kernel cannot refuse pinned pages (UFFDIO_MOVE, Linux 6.8), so moving them "
+             "could lose writes made through a pin; FLEXRMA_ADOPT=2 adopts anyway";
+    if (why)
+        *why = no ? no : "";
+    return no == NULL;
+}
+
 static adoption *covering(const char *at, size_t bytes)
 {
     for (size_t i = 0; i < nadoptions; i++)
@@ -172,10 +189,14 @@ void fr_adopt(void *base, size_t size, fr_adopted *out)
     uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t lo = ((uintptr_t)base + pg - 1) & ~(pg - 1);
     uintptr_t hi = ((uintptr_t)base + size) & ~(pg - 1);
-    if (!fr_opt.adopt || !base || hi <= lo)
+    if (!base || hi <= lo)
         return;
-    if (!fr_hold_available(&refused_because))
+    const char *why;
+    if (!fr_adopt_enabled(&why)) {
+        if (fr_opt.adopt)
+            refused_because = why;
         return;
+    }
     char *at = (char *)lo;
     size_t bytes = hi - lo;
     adoption *a = covering(at, bytes);

@@ -20,7 +20,9 @@
  *
  * Other threads may store into the pages meanwhile, and the kernel for their system calls:
  * each chunk is held while it moves (page_hold.h), and memory is adopted only where holding
- * is possible. FLEXRMA_ADOPT=0 turns adoption off.
+ * is possible. Pinned pages must not move (their device or the kernel would go on writing the
+ * old page): where the kernel cannot refuse them (before Linux 6.8) nothing is adopted, unless
+ * FLEXRMA_ADOPT=2 accepts that risk. FLEXRMA_ADOPT=0 turns adoption off.
  *
  * Callers hold the engine lock. */
 #ifndef FR_SHM_ADOPT_H
@@ -45,6 +47,10 @@ void fr_adopt(void *base, size_t size, fr_adopted *out);
 void fr_adopt_release(fr_adopted *a);
 /* Ranges adopted now (tests, statistics). */
 size_t fr_adopt_count(void);
+/* Would fr_adopt move ordinary memory in this process: FLEXRMA_ADOPT on, stores can be held
+ * (page_hold.h), and pinned pages are refused (Linux 6.8) unless FLEXRMA_ADOPT=2? If not, *why
+ * (when given) says why. */
+int fr_adopt_enabled(const char **why);
 /* NULL, or why this process could not adopt the pages of a window that asked for it (no way
  * to hold stores while they move, page_hold.h): for the statistics. */
 const char *fr_adopt_unavailable(void);

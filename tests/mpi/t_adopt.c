@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     pg = (size_t)sysconf(_SC_PAGESIZE);
-    adopting = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct && fr_opt.adopt;
+    adopting = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct && fr_adopt_enabled(NULL);
     tap_plan(7 * KIND_CHECKS + OVERLAP_CHECKS + FORK_CHECKS + UNTOUCHED_CHECKS + REALLOC_CHECKS +
              OFF_CHECKS);
     for (kind k = K_MALLOC; k <= K_SHARED; k++)

@@ -198,11 +198,11 @@ int main(int argc, char **argv)
         if (strcmp(argv[a], "--creates") == 0)
             creates = atoi(argv[a + 1]);
     const char *why;
-    int can_adopt = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct && fr_opt.adopt &&
-                    fr_hold_available(&why);
+    int can_adopt = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct &&
+                    fr_adopt_enabled(&why);
     if (!can_adopt)
         diag("pages are not adopted here (%s): the stores must survive all the same",
-             fr_hold_available(&why) ? "switched off" : why);
+             *why ? why : "switched off");
     tap_plan(creates);
     int lost_windows = 0;
     for (int c = 0; c < creates; c++) {

@@ -86,7 +86,7 @@ static int reachable(const qwin *q, int r)
     switch (q->k) {
     case K_ALLOCATE:
     case K_CREATE_ALLOC_MEM: return mapped;
-    case K_CREATE_PAGES: return mapped && fr_opt.adopt;
+    case K_CREATE_PAGES: return mapped && fr_adopt_enabled(NULL);
     default: return 0;
     }
 }
