@@ -5,7 +5,9 @@
  * flush(rank): every operation I issued to rank is complete there. What is still queued leaves
  * at once (fr_win_issue_now: LOCK first if the epoch has not reached rank yet, or my turn in its
  * lock word); then, unless everything I sent is already known complete (remote_upto, from an
- * UNLOCK_ACK or an earlier acknowledgement), one acknowledgement request (a BUMP without bump,
+ * UNLOCK_ACK or an earlier acknowledgement) or will be once the replies on their way have come
+ * (replies_cover: a get or fetch-and-op and its flush are one round trip, am_send.c), one
+ * acknowledgement request (a BUMP without bump,
  * fr_ack_ask) that the target answers once its prefix of my operations covers everything sent,
  * the machinery MPI_Iput's remote completion uses. A flush with nothing new costs no message,
  * and operations copied straight into a node peer's window are complete already.
@@ -72,7 +74,8 @@ static int flush_begin(fr_win *w, int rank, int local)
         fr_wait_until(may_issue, &fw); /* my turn in its lock word, when I take it there */
         rc = fr_win_issue_now(w, rank);
     }
-    if (!local && p->remote_upto < p->ops_sent)
+    /* Replies still on their way that cover every operation not known complete will do. */
+    if (!local && p->remote_upto < p->ops_sent && p->replies_cover < p->ops_sent)
         fr_ack_ask(w, rank, p->ops_sent);
     return rc;
 }

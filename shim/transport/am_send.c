@@ -31,26 +31,45 @@ typedef struct xfer {
     fr_dtype *dt;         /* origin datatype used by the request, released at completion */
     unsigned char *buf;   /* batch buffer, freed at completion */
     fr_req *req;          /* the application's request for the operation, if any */
+    int covers;           /* the reply of an operation counted in fr_peer.replies_due */
 } xfer;
+
+/* A reply proves its operation complete at the target (it was applied, or read, before the
+ * answer left). When every operation to the target before it is known complete, or brings a
+ * reply too, the replies together stand for an acknowledgement: a flush then asks for none
+ * (sync_flush.c), and a fetch-and-op with its flush is one round trip. Counts operation
+ * `ordinal`, which brings a reply, if it continues such a run; returns whether it did. */
+static int reply_covers(fr_peer *p, uint64_t ordinal)
+{
+    uint64_t known = p->replies_cover > p->remote_upto ? p->replies_cover : p->remote_upto;
+    if (known != ordinal - 1)
+        return 0;
+    p->replies_cover = ordinal;
+    p->replies_due++;
+    return 1;
+}
 
 static void xfer_done(void *ctx, MPI_Status *st)
 {
     xfer *x = ctx;
+    fr_peer *p = &x->w->peers[x->target];
     if (x->req)
         x->req->cls->op_done_here(x->req);
     if (x->dt)
         fr_dtype_release(x->dt);
+    if (x->covers && --p->replies_due == 0 && p->remote_upto < p->replies_cover)
+        p->remote_upto = p->replies_cover;
     free(x->buf);
     x->w->pending--;
-    x->w->peers[x->target].pending--;
+    p->pending--;
     free(x);
 }
 
 static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned char *buf,
-                  fr_req *owner)
+                  fr_req *owner, int covers)
 {
     xfer *x = fr_xmalloc(sizeof *x);
-    *x = (xfer){w, target, dt, buf, owner};
+    *x = (xfer){w, target, dt, buf, owner, covers};
     w->pending++;
     w->peers[target].pending++;
     fr_pending_add(req, xfer_done, x);
@@ -66,7 +85,7 @@ static int am_send(fr_win *w, int target, unsigned char *buf, size_t len, int ta
     FR_CHECK_MPI(FR_NEXT(Test)(&req, &flag, MPI_STATUS_IGNORE));
     if (flag)
         return 0;
-    track(w, target, req, NULL, buf, NULL);
+    track(w, target, req, NULL, buf, NULL, 0);
     return 1;
 }
 
@@ -219,7 +238,7 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
                                   (int)data_tag, w->comm, &req));
         }
         fr_dtype_retain(dt);
-        track(w, t, req, dt, NULL, op->req);
+        track(w, t, req, dt, NULL, op->req, fr_op_fetches(op) && reply_covers(p, ordinal));
     }
     uint64_t desc_len = with_desc ? td->wire_len : 0, inl = inline_len(op);
     fr_pkt h = {.type = pkt_of_kind[op->kind],

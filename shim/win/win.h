@@ -184,6 +184,11 @@ typedef struct fr_peer {
     int dlock;                 /* FR_DLOCK_*: my lock epoch's lock, taken in its shared lock word */
     uint64_t dlock_ticket;     /* ... with this ticket */
     uint64_t remote_upto;      /* my operations 1..remote_upto to it are known complete there */
+    uint64_t replies_cover;    /* my operations after remote_upto up to this one all bring a reply
+                                  (gets, fetching accumulates), which proves each complete there:
+                                  once the replies_due counted have come, remote_upto reaches it
+                                  without an acknowledgement (am_send.c) */
+    int replies_due;
     uint64_t ack_upto_asked;   /* the largest operation count an acknowledgement was asked for */
     int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
     int in_start;              /* member of my current access group (PSCW) */

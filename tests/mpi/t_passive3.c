@@ -63,17 +63,19 @@ static void lock_all_every_target(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Part 2 (4 tests): flush inside lock_all and inside lock: the target sees the data when the
- * origin's message arrives, before the epoch ends. Small and large puts. */
-static void flush_then_tell(int use_lock_all, int nocheck, int n, const char *what)
+/* Part 2 (6 tests): flush inside lock_all and inside lock: the target sees the data when the
+ * origin's message arrives, before the epoch ends. Small and large puts; and a put followed by
+ * a fetch-and-op (into the int after the put's): the fop's reply must not stand for the put's
+ * completion, whose data may still be on its way in a message of its own. */
+static void flush_then_tell(int use_lock_all, int nocheck, int n, int fop, const char *what)
 {
     int *src = xmalloc((size_t)n * sizeof(int));
     int *win_mem, *seen = xmalloc((size_t)n * sizeof(int));
     MPI_Win big;
-    MPI_Alloc_mem((MPI_Aint)n * (MPI_Aint)sizeof(int), MPI_INFO_NULL, &win_mem);
-    memset(win_mem, 0, (size_t)n * sizeof(int));
-    MPI_Win_create(win_mem, (MPI_Aint)n * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
-                   MPI_COMM_WORLD, &big);
+    MPI_Aint bytes = (MPI_Aint)(n + 1) * (MPI_Aint)sizeof(int);
+    MPI_Alloc_mem(bytes, MPI_INFO_NULL, &win_mem);
+    memset(win_mem, 0, (size_t)bytes);
+    MPI_Win_create(win_mem, bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &big);
     int bad = 0;
     int assert = nocheck ? MPI_MODE_NOCHECK : 0;
     if (use_lock_all)
@@ -83,6 +85,10 @@ static void flush_then_tell(int use_lock_all, int nocheck, int n, const char *wh
     for (int e = 0; e < ROUNDS; e++) {
         fill_pat(src, (size_t)n, rank, 100 + e);
         MPI_Put(src, n, MPI_INT, right(), 0, n, MPI_INT, big);
+        if (fop) {
+            int one = 1, before;
+            MPI_Fetch_and_op(&one, &before, MPI_INT, right(), n, MPI_SUM, big);
+        }
         MPI_Win_flush(right(), big);
         int token = e;
         MPI_Sendrecv(&token, 1, MPI_INT, right(), 7, &token, 1, MPI_INT, left(), 7,
@@ -254,13 +260,15 @@ static void after_errors(void)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(2 + 4 + 2 + 2 + 1 + 13 + 1);
+    tap_plan(2 + 6 + 2 + 2 + 1 + 13 + 1);
     iwin_create(&w, (size_t)nprocs * N + 1);
     lock_all_every_target();
-    flush_then_tell(1, 0, N, "flush in lock_all, 64 B");
-    flush_then_tell(1, 1, BIG, "flush in lock_all(NOCHECK), 64 KiB");
-    flush_then_tell(0, 0, BIG, "flush in a shared lock, 64 KiB");
-    flush_then_tell(0, 1, N, "flush in a shared lock(NOCHECK), 64 B");
+    flush_then_tell(1, 0, N, 0, "flush in lock_all, 64 B");
+    flush_then_tell(1, 1, BIG, 0, "flush in lock_all(NOCHECK), 64 KiB");
+    flush_then_tell(0, 0, BIG, 0, "flush in a shared lock, 64 KiB");
+    flush_then_tell(0, 1, N, 0, "flush in a shared lock(NOCHECK), 64 B");
+    flush_then_tell(1, 0, BIG, 1, "put then fetch-and-op, flush in lock_all, 64 KiB");
+    flush_then_tell(0, 0, BIG, 1, "put then fetch-and-op, flush in a shared lock, 64 KiB");
     flush_local_buffers();
     accumulate_and_flush_all();
     sync_polling();
