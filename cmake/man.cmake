@@ -21,6 +21,12 @@ endif()
 
 if(FLEXRMA_MAN_BUILT)
   file(GLOB _flexrma_man_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.md)
+  # The list of sources as a file that changes only when the list does, so that a removed
+  # source makes the pages again too (and its pages go), not only a changed one.
+  string(REPLACE ";" "\n" _flexrma_man_list "${_flexrma_man_sources}")
+  file(WRITE ${PROJECT_BINARY_DIR}/man-sources.txt.new "${_flexrma_man_list}\n")
+  configure_file(${PROJECT_BINARY_DIR}/man-sources.txt.new ${PROJECT_BINARY_DIR}/man-sources.txt
+                 COPYONLY)
   # One stamp for all pages: mkpages.py rewrites only pages whose text changed, and removes
   # those of a source that is gone.
   add_custom_command(OUTPUT ${FLEXRMA_MAN_DIR}/pages.stamp
@@ -28,6 +34,7 @@ if(FLEXRMA_MAN_BUILT)
             ${PROJECT_SOURCE_DIR}/docs/man ${FLEXRMA_MAN_DIR} ${PROJECT_VERSION}
     COMMAND ${CMAKE_COMMAND} -E touch ${FLEXRMA_MAN_DIR}/pages.stamp
     DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/mkpages.py ${_flexrma_man_sources}
+            ${PROJECT_BINARY_DIR}/man-sources.txt
             ${PROJECT_SOURCE_DIR}/include/flexrma.h ${PROJECT_SOURCE_DIR}/docs/specification.md
     COMMENT "Generating the man pages (docs/man)"
     VERBATIM)
