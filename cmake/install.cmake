@@ -13,6 +13,9 @@
 #   <bindir>/flexrma-run                         the launcher wrapper: preloads the
 #                                                libflexrma-<mpi>.so of the launcher's MPI
 #   <libdir>/pkgconfig/flexrma.pc                the default build's flexrma-<mpi>.pc, unsuffixed
+#   <mandir>/man3/*.3, man7/flexrma.7            the man pages, and <docdir>/specification.md and
+#                                                architecture.md, which they cite (cmake/man.cmake;
+#                                                the same files from every build)
 # So builds over different MPIs install into one prefix side by side, as Debian's MPIs do. The
 # unsuffixed names, flexrma.pc and flexrma-run (whose own library serves a program started
 # without a launcher), belong to the default build: the one over FLEXRMA_DEFAULT_MPI, by default

@@ -7,6 +7,9 @@ FLEXRMA_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # Debian packages needed to build flexrma and run its tests, examples and demo.
 # FLEXRMA_EXTRA_PACKAGES (environment) adds more.
 FLEXRMA_PACKAGES="cmake make gcc gfortran libc6-dev pkg-config openmpi-bin libopenmpi-dev libatomic-ops-dev"
+# The man pages: python3 generates them (cmake/man.cmake), groff-base and man-db render and look
+# them up in their tests (tests/man).
+FLEXRMA_PACKAGES="$FLEXRMA_PACKAGES python3 groff-base man-db"
 
 # Number of parallel build jobs.
 FLEXRMA_JOBS=$(nproc 2>/dev/null || echo 2)
