@@ -124,6 +124,7 @@ program sync_neighbours_f08
   call MPI_Request_free(ghosts_free)
   call MPI_Win_Sync_free_objects(2, mine, win)
   call MPI_Win_free(win)
+  deallocate(everyone, row, expect) ! a main program's variables are saved: never freed at its end
   call MPI_Finalize()
   if (wrong /= 0) error stop 1
 

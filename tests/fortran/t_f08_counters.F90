@@ -97,6 +97,7 @@ program t_f08_counters
   OK(rc == MPI_SUCCESS .and. is_null, "MPI_Win_Sync_free_objects leaves MPIX_SYNC_NULL")
 
   call MPI_Win_free(win)
+  deallocate(everyone) ! a main program's variables are saved: never freed at its end
   rc = tap_done()
   call MPI_Finalize()
   if (rc /= 0) error stop 1
