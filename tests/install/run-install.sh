@@ -231,7 +231,8 @@ fi
 # The other MPI's flexrma from the same sources, installed like this one.
 other_install() {
     "$cmake" -S "$src" -B "$tmp/build-$other" -DFLEXRMA_MPI="$other" -DCMAKE_BUILD_TYPE=Debug \
-        -DFLEXRMA_BUILD_TESTS=OFF -DFLEXRMA_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER="$cc" \
+        -DFLEXRMA_BUILD_TESTS=OFF -DFLEXRMA_BUILD_EXAMPLES=OFF -DFLEXRMA_FORTRAN=OFF \
+        -DCMAKE_C_COMPILER="$cc" \
         -DFLEXRMA_DEFAULT_MPI="$default" -DCMAKE_INSTALL_LIBDIR="$libdir" \
         -DCMAKE_INSTALL_BINDIR="$bindir" >"$tmp/build-$other.log" 2>&1 &&
         "$cmake" --build "$tmp/build-$other" -j 2 >>"$tmp/build-$other.log" 2>&1 &&
