@@ -59,10 +59,11 @@ program t_f08_iops
   call MPI_F_sync_reg(back)
   OK(rc == MPI_SUCCESS .and. all(back == vec), "MPI_Iget reads back what I put")
 
-  ! A section with strides cannot be passed as one block: refused, the request null.
+  ! A section with strides cannot be passed as one block: refused, the request null. (Aimed at
+  ! cells nobody checks, so that a put let through shows only here.)
   call MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN)
   stride = 0
-  call MPI_Iput(stride(1:8:2), 4, MPI_DOUBLE_PRECISION, right, 0_MPI_ADDRESS_KIND, 4, &
+  call MPI_Iput(stride(1:8:2), 4, MPI_DOUBLE_PRECISION, right, 12_MPI_ADDRESS_KIND, 4, &
                 MPI_DOUBLE_PRECISION, win, req(1), rc)
   cls = -1
   if (rc /= MPI_SUCCESS) call MPI_Error_class(rc, cls)
