@@ -6,9 +6,10 @@
 set(_FLEXRMA_MPI_PROBE "${CMAKE_CURRENT_LIST_DIR}/flexrma_mpi_kind.c")
 set(FLEXRMA_MPI_KINDS openmpi mpich)
 
-# flexrma_mpi_defaults(<kind>): MPI_C_COMPILER and MPIEXEC_EXECUTABLE, unless already set, become
-# that MPI's own wrapper and launcher, mpicc.<kind> and mpiexec.<kind> (Debian's names): the
-# plain mpicc and mpiexec follow the system's default MPI, whichever it is.
+# flexrma_mpi_defaults(<kind>): MPI_C_COMPILER, MPIEXEC_EXECUTABLE and MPI_Fortran_COMPILER, unless
+# already set, become that MPI's own wrappers and launcher, mpicc.<kind>, mpiexec.<kind> and
+# mpif90.<kind> (Debian's names): the plain mpicc, mpiexec and mpif90 follow the system's default
+# MPI, whichever it is.
 function(flexrma_mpi_defaults kind)
   list(FIND FLEXRMA_MPI_KINDS "${kind}" at)
   if(at EQUAL -1)
@@ -23,6 +24,10 @@ function(flexrma_mpi_defaults kind)
   endif()
   if(NOT MPIEXEC_EXECUTABLE)
     find_program(MPIEXEC_EXECUTABLE NAMES mpiexec.${kind})
+  endif()
+  # The MPI's Fortran wrapper, for FindMPI's Fortran component (flexrma_f08), where there is one.
+  if(NOT MPI_Fortran_COMPILER)
+    find_program(MPI_Fortran_COMPILER NAMES mpif90.${kind})
   endif()
 endfunction()
 

@@ -16,6 +16,11 @@
 #   <mandir>/man3/*.3, man7/flexrma.7            the man pages, and <docdir>/specification.md and
 #                                                architecture.md, which they cite (cmake/man.cmake;
 #                                                the same files from every build)
+# and where the Fortran module is built (FLEXRMA_HAVE_FORTRAN, cmake/fortran.cmake):
+#   <libdir>/libflexrma_f08-<mpi>.so*            its library (target flexrma_f08, in the same
+#                                                targets file: flexrma::flexrma_f08)
+#   <libdir>/fortran/flexrma-<mpi>/flexrma_f08.mod   the module (FLEXRMA_FORTRAN_MODDIR)
+#   <libdir>/pkgconfig/flexrma_f08-<mpi>.pc      and flexrma_f08.pc, as flexrma.pc
 # So builds over different MPIs install into one prefix side by side, as Debian's MPIs do. The
 # unsuffixed names, flexrma.pc and flexrma-run (whose own library serves a program started
 # without a launcher), belong to the default build: the one over FLEXRMA_DEFAULT_MPI, by default
@@ -119,6 +124,17 @@ install(TARGETS flexrma EXPORT flexrmaTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/flexrma.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(FLEXRMA_HAVE_FORTRAN)
+  install(TARGETS flexrma_f08 EXPORT flexrmaTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES $<TARGET_PROPERTY:flexrma_f08,Fortran_MODULE_DIRECTORY>/flexrma_f08.mod
+    DESTINATION ${FLEXRMA_FORTRAN_MODDIR})
+  set(FLEXRMA_INSTALL_F08 TRUE)
+else()
+  set(FLEXRMA_INSTALL_F08 FALSE)
+endif()
 
 # One targets file per MPI; flexrmaConfig.cmake includes the one of the consumer's MPI.
 install(EXPORT flexrmaTargets NAMESPACE flexrma:: FILE flexrmaTargets-${FLEXRMA_MPI_KIND}.cmake
@@ -191,13 +207,30 @@ set(_flexrma_install_code [=[
   else()
     message(STATUS "Kept: $ENV{DESTDIR}${_pcdir}/flexrma.pc (an earlier install's; FLEXRMA_DEFAULT_MPI=@FLEXRMA_DEFAULT_MPI@)")
   endif()
+  # flexrma_f08-<mpi>.pc and flexrma_f08.pc, the same way, where the Fortran module is built
+  set(_f08 @FLEXRMA_INSTALL_F08@)
+  if(_f08)
+    set(FLEXRMA_PC_FMODDIR "${_FLEXRMA_FMODDIR}")
+    if(NOT IS_ABSOLUTE "${FLEXRMA_PC_FMODDIR}")
+      set(FLEXRMA_PC_FMODDIR "\${prefix}/${FLEXRMA_PC_FMODDIR}")
+    endif()
+    set(FLEXRMA_F08_PC_NAME "flexrma_f08-${FLEXRMA_MPI_KIND}")
+    configure_file("@PROJECT_SOURCE_DIR@/cmake/flexrma_f08.pc.in" "@_flexrma_stage@/${FLEXRMA_F08_PC_NAME}.pc" @ONLY)
+    file(INSTALL DESTINATION "${_pcdir}" TYPE FILE FILES "@_flexrma_stage@/${FLEXRMA_F08_PC_NAME}.pc")
+    if(_default OR NOT EXISTS "$ENV{DESTDIR}${_pcdir}/flexrma_f08.pc")
+      set(FLEXRMA_F08_PC_NAME "flexrma_f08")
+      configure_file("@PROJECT_SOURCE_DIR@/cmake/flexrma_f08.pc.in" "@_flexrma_stage@/flexrma_f08.pc" @ONLY)
+      file(INSTALL DESTINATION "${_pcdir}" TYPE FILE FILES "@_flexrma_stage@/flexrma_f08.pc")
+    endif()
+  endif()
 ]=])
 set(_flexrma_stage "${PROJECT_BINARY_DIR}/install-stage")
 string(CONFIGURE "${_flexrma_install_code}" _flexrma_install_code @ONLY)
 install(CODE "
   set(_FLEXRMA_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
   set(_FLEXRMA_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
-  set(_FLEXRMA_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")")
+  set(_FLEXRMA_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
+  set(_FLEXRMA_FMODDIR \"${FLEXRMA_FORTRAN_MODDIR}\")")
 install(CODE "${_flexrma_install_code}")
 
 # ---- the build tree's flexrma-run ----

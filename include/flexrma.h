@@ -36,6 +36,9 @@ typedef struct MPI_Sync {
 
 /* The datatype of one MPI_Sync; valid between MPI_Init and MPI_Finalize. */
 extern MPI_Datatype MPI_Handle_sync;
+/* Its Fortran handle (MPI_Type_c2f), set at the same time: the Fortran module flexrma_f08 binds
+ * its MPI_Handle_sync to this variable. */
+extern MPI_Fint mpix_handle_sync_f;
 
 /* A counter that refers to nothing; MPI_Win_Sync_free_objects stores it into freed entries. */
 #define MPIX_SYNC_NULL ((MPI_Sync){{0, 0, 0}})

@@ -12,11 +12,13 @@
 #include <stdlib.h>
 
 FR_API MPI_Datatype MPI_Handle_sync = MPI_DATATYPE_NULL;
+FR_API MPI_Fint mpix_handle_sync_f = 0;
 
 int fr_counters_init(void)
 {
     FR_CHECK_MPI(PMPI_Type_contiguous((int)sizeof(MPI_Sync), MPI_BYTE, &MPI_Handle_sync));
     FR_CHECK_MPI(PMPI_Type_commit(&MPI_Handle_sync));
+    mpix_handle_sync_f = MPI_Type_c2f(MPI_Handle_sync);
     return MPI_SUCCESS;
 }
 
@@ -25,6 +27,7 @@ void fr_counters_finalize(void)
     if (MPI_Handle_sync != MPI_DATATYPE_NULL)
         FR_NEXT(Type_free)(&MPI_Handle_sync);
     MPI_Handle_sync = MPI_DATATYPE_NULL;
+    mpix_handle_sync_f = 0;
 }
 
 fr_counter *fr_counter_find(fr_win *w, uint64_t key)

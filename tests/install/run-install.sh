@@ -9,6 +9,10 @@
 #     -DFLEXRMA_MPI=MPI, and says that flexrma over the other MPI is not installed;
 #   - bin/flexrma-run --print-lib picks libflexrma-MPI for MPIEXEC and refuses the other MPI's
 #     launcher.
+#   - where the build has the Fortran module (FLEXRMA_TEST_F08_FC, the environment: the MPI's
+#     Fortran wrapper; empty without it), `pkg-config --cflags --libs flexrma_f08-MPI` builds
+#     consumer_f08.f90 with that wrapper, and find_package(flexrma COMPONENTS Fortran)
+#     (consumer_f08/) builds it too; each runs on 2 ranks with flexrma carrying its window.
 # Then, when the other MPI is here too (mpicc.OTHER and mpiexec.OTHER), it builds flexrma over
 # that one from SRC (the library alone, Debug: quick to compile) and installs it into the same
 # prefix: both must coexist, flexrma.pc must be the default MPI's (DEFAULT, the build's
@@ -37,7 +41,7 @@ mpiexec=$mpiexec_mpi
 # shellcheck source=../launch.sh
 . "$(dirname "$0")/../launch.sh"
 
-echo "1..14"
+echo "1..16"
 n=0
 # t DESCRIPTION FUNCTION [ARGS...]: one test point, FUNCTION's output as diagnostics.
 t() {
@@ -186,6 +190,35 @@ else
     skip "no mpiexec.$other"
 fi
 
+# ---- the Fortran module ----
+f08_fc=${FLEXRMA_TEST_F08_FC:-}
+# pc_f08 EXE: consumer_f08.f90 built by the MPI's Fortran wrapper with flexrma_f08-MPI's flags.
+pc_f08() {
+    flags=$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --cflags --libs "flexrma_f08-$mpi") || return 1
+    echo "pkg-config --cflags --libs flexrma_f08-$mpi: $flags"
+    # shellcheck disable=SC2086 # the flags are words
+    "$f08_fc" -o "$1" "$src/tests/install/consumer_f08.f90" $flags -Wl,-rpath,"$lib" || return 1
+    links "$1" "$mpi" && runs "$1" "$mpiexec_mpi"
+}
+# package_f08 DIR: consumer_f08/ finds flexrma's Fortran component, builds and runs.
+package_f08() {
+    "$cmake" -S "$src/tests/install/consumer_f08" -B "$1" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_C_COMPILER="$cc" -DFLEXRMA_MPI="$mpi" -DMPI_Fortran_COMPILER="$f08_fc" \
+        -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON >"$1.log" 2>&1 &&
+        "$cmake" --build "$1" >>"$1.log" 2>&1 || { tail -n 20 "$1.log"; return 1; }
+    grep 'consumer:' "$1.log"
+    links "$1/consumer" "$mpi" && runs "$1/consumer" "$mpiexec_mpi"
+}
+if [ -n "$f08_fc" ]; then
+    t "pkg-config flexrma_f08-$mpi builds a Fortran program ($f08_fc) that runs over $mpi" \
+        pc_f08 "$tmp/pc-f08-$mpi"
+    t "find_package(flexrma COMPONENTS Fortran) builds a Fortran program that runs over $mpi" \
+        package_f08 "$tmp/cm-f08-$mpi"
+else
+    skip "pkg-config flexrma_f08-$mpi: this build has no Fortran module"
+    skip "find_package(flexrma COMPONENTS Fortran): this build has no Fortran module"
+fi
+
 # ---- both, side by side ----
 if ! command -v "mpicc.$other" >/dev/null 2>&1 || ! command -v "mpiexec.$other" >/dev/null 2>&1; then
     for what in "flexrma over $other installs beside it" "the default build's unsuffixed names" \
@@ -198,7 +231,8 @@ fi
 # The other MPI's flexrma from the same sources, installed like this one.
 other_install() {
     "$cmake" -S "$src" -B "$tmp/build-$other" -DFLEXRMA_MPI="$other" -DCMAKE_BUILD_TYPE=Debug \
-        -DFLEXRMA_BUILD_TESTS=OFF -DFLEXRMA_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER="$cc" \
+        -DFLEXRMA_BUILD_TESTS=OFF -DFLEXRMA_BUILD_EXAMPLES=OFF -DFLEXRMA_FORTRAN=OFF \
+        -DCMAKE_C_COMPILER="$cc" \
         -DFLEXRMA_DEFAULT_MPI="$default" -DCMAKE_INSTALL_LIBDIR="$libdir" \
         -DCMAKE_INSTALL_BINDIR="$bindir" >"$tmp/build-$other.log" 2>&1 &&
         "$cmake" --build "$tmp/build-$other" -j 2 >>"$tmp/build-$other.log" 2>&1 &&
