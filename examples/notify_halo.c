@@ -13,8 +13,12 @@
  *          two steps on (one counter per neighbour: a neighbour never runs ahead of my puts, but
  *          one count for both could be made of one neighbour's two steps).
  *
- * Usage: mpirun -np P ./notify_halo [iterations]
- * Rank 0 compares the result with the same stencil computed serially and prints a checksum. */
+ * Usage: mpirun -np P ./notify_halo [--time] [iterations]
+ * Rank 0 compares the result with the same stencil computed serially and prints a checksum.
+ * --time adds a line: the median step, and the same exchange with fence and with Isend/Irecv
+ * (timing.h). */
+#include "timing.h"
+
 #include <flexrma.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,8 +51,10 @@ static void await(MPI_Win win, int idx, MPI_Count want)
 
 int main(int argc, char **argv)
 {
-    int rank, nprocs, iterations = argc > 1 ? atoi(argv[1]) : 100;
+    int rank, nprocs;
     MPI_Init(&argc, &argv);
+    const int timing = timing_requested(&argc, argv);
+    const int iterations = argc > 1 ? atoi(argv[1]) : 100;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     int left = (rank + nprocs - 1) % nprocs, right = (rank + 1) % nprocs;
@@ -62,9 +68,12 @@ int main(int argc, char **argv)
     for (int i = 1; i <= N; i++)
         u[i] = initial(rank * N + i - 1);
 
+    step_clock clock;
+    step_clock_init(&clock, iterations, timing);
     MPI_Win_lock_all(0, win);
     for (int it = 0; it < iterations; it++) {
         int par = it % 2;
+        step_clock_mark(&clock);
         if (it >= 2) { /* both neighbours read what I sent two steps ago into this parity */
             await(win, 2, 1);
             await(win, 3, 1);
@@ -83,6 +92,7 @@ int main(int argc, char **argv)
             u[i] = next[i];
         MPI_Win_flush_local_all(win); /* &u[1], &u[N] may change now */
     }
+    step_clock_mark(&clock);
     MPI_Win_unlock_all(win);
 
     double *row = rank == 0 ? malloc(nprocs * N * sizeof *row) : NULL;
@@ -103,6 +113,11 @@ int main(int argc, char **argv)
         free(row);
     }
     MPI_Bcast(&wrong, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (timing) {
+        double us = step_clock_median_us(&clock);
+        timing_report("notify_halo", "MPI_Put_notify", us, halo_fence_us(N, iterations),
+                      halo_isend_us(N, iterations));
+    }
     MPI_Win_free(&win);
     MPI_Finalize();
     return wrong != 0;

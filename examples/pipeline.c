@@ -11,9 +11,13 @@
  * up. flexrma applies the bumps of one producer in the order they were sent, each only once the
  * data of every put before it is complete, so after the k-th bump chunks 0..k-1 are all there.
  *
- * Usage: mpirun -np P ./pipeline [chunks]        (P >= 2; chunks divides 2^21, default 256)
+ * Usage: mpirun -np P ./pipeline [--time] [chunks]   (P >= 2; chunks divides 2^21, default 256)
  * The consumer prints the total and whether it matches the sum of the array; every process
- * exits 0 if it does, 1 otherwise. Ranks above 1 only take part in the collective calls. */
+ * exits 0 if it does, 1 otherwise. Ranks above 1 only take part in the collective calls.
+ * --time adds a line: the consumer's median time a chunk, and the same stream with fence and
+ * with Isend/Irecv (timing.h). */
+#include "timing.h"
+
 #include <flexrma.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -30,11 +34,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     const int producer = 0, consumer = 1;
+    const int timing = timing_requested(&argc, argv);
     const int chunks = argc > 1 ? atoi(argv[1]) : 256;
     if (nprocs < 2 || chunks < 1 || N % chunks != 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np P ./pipeline [chunks]   (P >= 2, chunks "
-                            "dividing %ld)\n", N);
+            fprintf(stderr, "usage: mpirun -np P ./pipeline [--time] [chunks]   (P >= 2, "
+                            "chunks dividing %ld)\n", N);
         MPI_Finalize();
         return 2;
     }
@@ -54,6 +59,8 @@ int main(int argc, char **argv)
         MPI_Win_Sync_alloc_objects(1, &arrived, win, MPI_INFO_NULL);
     MPI_Bcast(&arrived, 1, MPI_Handle_sync, consumer, MPI_COMM_WORLD);
 
+    step_clock clock; /* the consumer's, a step: waiting for a chunk and adding it up */
+    step_clock_init(&clock, chunks, timing && rank == consumer);
     int ok = 1;
     if (rank == producer) {
         double *src = malloc(N * sizeof(double));
@@ -73,12 +80,14 @@ int main(int argc, char **argv)
         MPI_Win_sync_object_init(arrived, 1, win, MPI_INFO_NULL, &chunk_ready);
         double total = 0.0;
         for (int c = 0; c < chunks; c++) {
+            step_clock_mark(&clock);
             MPI_Start(&chunk_ready);
             MPI_Wait(&chunk_ready, MPI_STATUS_IGNORE);
             const double *part = dest + (long)c * chunk; /* chunk c is complete */
             for (int i = 0; i < chunk; i++)
                 total += part[i];
         }
+        step_clock_mark(&clock);
         MPI_Request_free(&chunk_ready);
 
         double expected = 0.0; /* exact: the values are small integers */
@@ -89,9 +98,15 @@ int main(int argc, char **argv)
                "expected %.0f: %s\n", N * (long)sizeof(double) >> 20, chunks,
                chunk * (long)sizeof(double) >> 10, producer, consumer, total, expected,
                ok ? "OK" : "WRONG");
+        fflush(stdout); /* before rank 0's timing line */
         MPI_Win_Sync_free_objects(1, &arrived, win);
     }
     MPI_Bcast(&ok, 1, MPI_INT, consumer, MPI_COMM_WORLD);
+    if (timing) {
+        double us = step_clock_median_us(&clock);
+        timing_report("pipeline", "MPIX_Put_signal", us, stream_fence_us(chunk, chunks),
+                      stream_isend_us(chunk, chunks));
+    }
 
     MPI_Win_free(&win);
     if (dest)

@@ -26,10 +26,13 @@
  *
  * Every request is persistent: made once, then only MPI_Start and MPI_Wait in the loop.
  *
- * Usage: mpirun -np P ./sync_neighbours [iterations]
+ * Usage: mpirun -np P ./sync_neighbours [--time] [iterations]
  * Rank 0 gathers the result, compares it with the same stencil computed serially, prints a
  * checksum (the sum of the squared cells, which smoothing lowers step by step), and every process
- * exits 0 if they agree, 1 otherwise. */
+ * exits 0 if they agree, 1 otherwise. --time adds a line: the median step, and the same exchange
+ * with fence and with Isend/Irecv (timing.h). */
+#include "timing.h"
+
 #include <flexrma.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     const int left = (rank + nprocs - 1) % nprocs, right = (rank + 1) % nprocs;
+    const int timing = timing_requested(&argc, argv);
     const int iterations = argc > 1 ? atoi(argv[1]) : 100;
 
     double *u, tmp[N + 2];
@@ -104,7 +108,10 @@ int main(int argc, char **argv)
     MPI_Win_sync_object_init(mine[HALO], nn, win, MPI_INFO_NULL, &halo_filled);
     MPI_Win_sync_object_init(mine[FREE], nn, win, MPI_INFO_NULL, &ghosts_free);
 
+    step_clock clock;
+    step_clock_init(&clock, iterations, timing);
     for (int it = 0; it < iterations; it++) {
+        step_clock_mark(&clock);
         if (it > 0) { /* 1 */
             MPI_Start(&ghosts_free);
             MPI_Wait(&ghosts_free, MPI_STATUS_IGNORE);
@@ -119,6 +126,7 @@ int main(int argc, char **argv)
         MPI_Startall(nn, signal_free);
         MPI_Waitall(nn, signal_free, MPI_STATUSES_IGNORE);
     }
+    step_clock_mark(&clock);
     if (iterations > 0) { /* the last signals: nothing is left in flight */
         MPI_Start(&ghosts_free);
         MPI_Wait(&ghosts_free, MPI_STATUS_IGNORE);
@@ -152,6 +160,11 @@ int main(int argc, char **argv)
         free(expect);
     }
     MPI_Bcast(&wrong, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (timing) {
+        double us = step_clock_median_us(&clock);
+        timing_report("sync_neighbours", "the counters", us, halo_fence_us(N, iterations),
+                      halo_isend_us(N, iterations));
+    }
 
     for (int k = 0; k < nn; k++) {
         MPI_Request_free(&put[k]);

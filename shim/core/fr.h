@@ -27,7 +27,8 @@ typedef enum fr_transport_mode {
     FR_TRANSPORT_SHM   /* "shm": shared memory, and fail loudly where it cannot be had */
 } fr_transport_mode;
 
-/* Run-time options, read once from the environment at MPI_Init (see README, "Environment"). */
+/* Run-time options, read once from the environment at MPI_Init (docs/specification.md,
+ * section 10). */
 typedef struct fr_options {
     int disabled;       /* FLEXRMA_DISABLE=1: pass every call through to the MPI library */
     int async_progress; /* FLEXRMA_ASYNC_PROGRESS=1: an agent thread serves incoming RMA */
