@@ -145,6 +145,26 @@ def main():
             bmet = "-" if big is None else ("yes" if big[1] <= 1.1 else "**no**")
             md.append(f"| {what} | {bound} | {cell} | {met} | {bcell} | {bmet} |")
         md.append("")
+    md += ["## Why the missed targets are missed", "",
+           "* **lock, 8 B**: on the 2-rank ring both directions lead to the same neighbour, so a "
+           "step is two lock epochs in a row, and `MPI_Win_unlock` may return only once the put "
+           "is complete at the target: a round trip each, 4 crossings against the Isend/Irecv "
+           "exchange's 1 (both directions side by side). Each epoch already costs the design "
+           "minimum, one message each way (docs/architecture.md, \"Network crossings per "
+           "epoch\"; tests/mpi/t_crossings.c), so the floor of this ratio is about 4, not 1.1; "
+           "`lock_notify` adds the zero-byte messages. Natively (osc pt2pt) the same step costs "
+           "several times flexrma's.",
+           "* **MPI_Fetch_and_op + flush, 8 B**: 2 crossings, like the ping-pong, but 3 messages: "
+           "the operation with the flush's acknowledgement request, then the old value (a message "
+           "of its own, received into the origin's buffer) beside the acknowledgement; and the "
+           "target serves it from inside its MPI_Barrier (flexrma's hooked wait: a pass every few "
+           "turns of the library's test), where the ping-pong's target is in MPI_Recv. Folding "
+           "the value into the acknowledgement is what is left.",
+           "* **1 MiB**: `lock` is within the spread of the rounds on this machine (the range "
+           "column): every variant moves each block in one message of its own, as the Isend/Irecv "
+           "exchange. `lock_notify` was above 1.0 in every round of the run recorded here, which "
+           "the zero-byte messages it adds do not explain; not examined further.",
+           ""]
     with open(os.path.join(a.out, "hosts.md"), "w") as f:
         f.write("\n".join(md) + "\n")
 
