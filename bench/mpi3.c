@@ -7,6 +7,9 @@
  *   c2c          the reference of the ratio column: two processes ping-pong a cache line in
  *                plain shared memory (a POSIX shared mapping of this program, not MPI's), one
  *                round trip per step: what any cross-core handshake costs on this machine
+ *   pingpong     rank 0 MPI_Sends n bytes, rank 1 answers with an empty MPI_Send: the message
+ *                round trip a put and its flush need at the least, over the MPI's own
+ *                point-to-point path (across hosts the reference: c2c stays on this machine)
  *   put-lockall  inside MPI_Win_lock_all: MPI_Put of n bytes, MPI_Win_flush
  *   get-lockall  inside MPI_Win_lock_all: MPI_Get of n bytes, MPI_Win_flush
  *   put-lock     inside MPI_Win_lock(MPI_LOCK_SHARED, 1), held open over the loop: MPI_Put,
@@ -28,7 +31,8 @@
  * Rows are named VARIANT/FLAVOR. The c2c ratio of fop is the fetch-and-op in round trips. Natively
  * on MPI_Win_allocate windows, cas is skipped under Open MPI 4 (see bench_native_cas_crashes).
  *
- * Every timed loop is checked afterwards: the puts' stamps in the target's memory (read by the
+ * Every timed loop is checked afterwards: the ping-pong's stamp in rank 1's buffer, the puts'
+ * stamps in the target's memory (read by the
  * target under a lock of its own window), the gets' stamps in the origin's buffer, each fetched
  * value (the counters only grow by one per step, so the value fetched is known) and the
  * counters' final values, the round trips' sequence numbers. A variant that moves wrong data
@@ -46,7 +50,7 @@
 
 #define BW_MIN 65536 /* the bandwidth rows start here */
 
-enum op { OP_C2C, OP_PUT, OP_GET, OP_FOP, OP_CAS, OP_GACC, OP_MEMCPY, OP_PUTBW };
+enum op { OP_C2C, OP_PINGPONG, OP_PUT, OP_GET, OP_FOP, OP_CAS, OP_GACC, OP_MEMCPY, OP_PUTBW };
 enum epoch { EPOCH_NONE, EPOCH_LOCKALL, EPOCH_LOCK, EPOCH_FENCE, EPOCH_PSCW };
 enum { CTR_FOP, CTR_CAS, CTR_GACC, NCTR }; /* the counters, in this order from ATOMICS */
 
@@ -76,6 +80,19 @@ static void step_c2c(void *p)
 {
     mpi3 *x = p;
     x->wrong += bench_c2c_step(&x->c2c);
+}
+
+/* The target's only calls in a timed loop: it answers every message at once. */
+static void step_pingpong(void *p)
+{
+    mpi3 *x = p;
+    if (x->rank == 0) {
+        MPI_Send(x->src, (int)x->n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (x->rank == 1) {
+        MPI_Recv(x->dst, (int)x->n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+    }
 }
 
 /* ---- the timed steps (rank 0 only: the target makes no call) ---- */
@@ -270,6 +287,8 @@ static int end(void *p)
         else if (x->op == OP_MEMCPY)
             wrong += wrong_blocks(x, x->dst, x->blocks);
     }
+    if (x->rank == 1 && x->op == OP_PINGPONG) /* the last message's stamp */
+        wrong += wrong_blocks(x, x->dst, 1);
     MPI_Barrier(MPI_COMM_WORLD);
     if (x->rank == 1 && (x->op == OP_PUT || x->op == OP_PUTBW)) {
         MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, x->w.win);
@@ -283,6 +302,7 @@ static int end(void *p)
 #define BEGIN(name, op, epoch) \
     static void begin_##name(void *p) { begin(p, op, epoch); }
 BEGIN(c2c, OP_C2C, EPOCH_NONE)
+BEGIN(pingpong, OP_PINGPONG, EPOCH_NONE)
 BEGIN(put_lockall, OP_PUT, EPOCH_LOCKALL)
 BEGIN(get_lockall, OP_GET, EPOCH_LOCKALL)
 BEGIN(put_lock, OP_PUT, EPOCH_LOCK)
@@ -300,6 +320,7 @@ BEGIN(put_flush, OP_PUTBW, EPOCH_LOCKALL)
 /* The reference of each table stays first. */
 static const bench_variant latency[] = {
     {"c2c", step_c2c, begin_c2c, end},
+    {"pingpong", step_pingpong, begin_pingpong, end},
     {"put-lockall", step_put, begin_put_lockall, end},
     {"get-lockall", step_get, begin_get_lockall, end},
     {"put-lock", step_put, begin_put_lock, end},
@@ -355,7 +376,8 @@ int main(int argc, char **argv)
     size_t target_bytes = x.bw_off + bw_bytes;
     size_t origin_bytes = bw_bytes > x.max ? bw_bytes : x.max;
     x.src = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? origin_bytes : 8);
-    x.dst = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? origin_bytes : 8);
+    /* rank 1 receives the ping-pong's messages into its dst */
+    x.dst = bench_alloc(BENCH_MEM_MALLOC, o.rank == 0 ? origin_bytes : o.rank == 1 ? x.max : 8);
     bench_c2c_setup(&x.c2c, "mpi3");
     MPI_Group world;
     MPI_Comm_group(MPI_COMM_WORLD, &world);

@@ -27,16 +27,38 @@ typedef struct issue_wait {
     fr_win *w;
     int target;
     int rc;
+    fr_pkt *bump; /* goes at the end of the queue's batch */
 } issue_wait;
 
-/* The epoch's queue to the target has left (a lock epoch may first need my earlier lock). */
+/* The epoch's queue to the target has left, the bump behind it (a lock epoch may first need my
+ * earlier lock). */
 static int queue_left(void *arg)
 {
     issue_wait *iw = arg;
-    int rc = fr_win_issue_now(iw->w, iw->target);
+    fr_peer *p = &iw->w->peers[iw->target];
+    int rc;
+    if (p->q.n == 0) /* issued meanwhile by another call (a request's test): the bump alone */
+        rc = p->tp->flush(iw->w, iw->target, &p->cq, NULL, iw->bump);
+    else
+        rc = fr_win_issue_now(iw->w, iw->target, iw->bump);
     if (iw->rc == MPI_SUCCESS)
         iw->rc = rc;
-    return iw->w->peers[iw->target].q.n == 0;
+    return p->q.n == 0;
+}
+
+/* The BUMP packet of key (its arg, the operations it follows, set by the flush that sends it),
+ * asking for an answer if want_ack. Made only for a bump that travels as a packet: an asked
+ * answer counts as awaited. */
+static fr_pkt *bump_packet(fr_win *w, int target, uint64_t key, int want_ack, fr_bumped *out,
+                           fr_pkt *bump)
+{
+    w->st.bumps_pkt++;
+    *bump = (fr_pkt){.type = FR_PKT_BUMP, .dtype = key};
+    if (want_ack) {
+        bump->flags = FR_PKTF_ACK;
+        bump->seq = out->ack_seq = ++w->peers[target].acks_asked;
+    }
+    return bump;
 }
 
 int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, fr_bumped *out)
@@ -48,14 +70,17 @@ int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, 
         rc = fr_rma_issue(w, target, op); /* counted; copied now, packed, or queued */
     if (rc)
         return rc;
+    fr_pkt bump;
     /* An operation of an epoch (not a counter epoch, which is never queued there) waits in the
-     * epoch's queue: send the queue now. A counter epoch's operation (MPIX_Put_signal, or one a
-     * sync-ops request covers) leaves without what another epoch still holds back. */
+     * epoch's queue: send the queue now, with the bump at the end of its batch (one message, not
+     * two: tests/mpi/t_crossings.c). Never an atomic bump then: the operations just sent leave
+     * the peer unsettled (counter_bump.c). A counter epoch's operation (MPIX_Put_signal, or one
+     * a sync-ops request covers) leaves without what another epoch still holds back. */
     if (op->epoch != FR_EPOCH_COUNTER && p->q.n > 0) {
-        issue_wait iw = {w, target, MPI_SUCCESS};
+        issue_wait iw = {w, target, MPI_SUCCESS,
+                         bump_packet(w, target, key, want_ack, out, &bump)};
         fr_wait_until(queue_left, &iw);
-        if ((rc = iw.rc))
-            return rc;
+        return iw.rc;
     }
     /* Left: counter-epoch operations still packed or queued (cq) travel with the bump. An atomic
      * bump only if the peer is settled, which sending them never makes it (counter_bump.c). */
@@ -69,13 +94,7 @@ int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, 
             return rc;
         }
     }
-    w->st.bumps_pkt++;
-    fr_pkt bump = {.type = FR_PKT_BUMP, .dtype = key}; /* arg: set by flush */
-    if (want_ack) {
-        bump.flags = FR_PKTF_ACK;
-        bump.seq = out->ack_seq = ++p->acks_asked;
-    }
-    int brc = p->tp->flush(w, target, &p->cq, NULL, &bump);
+    int brc = p->tp->flush(w, target, &p->cq, NULL, bump_packet(w, target, key, want_ack, out, &bump));
     return rc ? rc : brc;
 }
 

@@ -25,7 +25,7 @@ void fr_rma_req_done_here(fr_req *r) { ((fr_rma_req *)r)->done_here = 1; }
 int fr_rma_req_here(fr_rma_req *o)
 {
     if (!o->issued)
-        fr_win_issue_now(o->req.w, o->target);
+        fr_win_issue_now(o->req.w, o->target, NULL);
     return o->issued && o->done_here;
 }
 

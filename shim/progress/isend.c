@@ -22,6 +22,7 @@ typedef struct held {
 
 static held *q;
 static size_t nq, capq;
+uint64_t fr_isend_sent;
 static uint64_t rng;          /* xorshift64* state; 0: not seeded yet */
 static uint64_t total_held;   /* FLEXRMA_STATS */
 static uint64_t max_wait_ns;

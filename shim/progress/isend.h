@@ -27,9 +27,14 @@
 int fr_isend_jitter(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                     MPI_Comm comm, MPI_Request *req);
 
+/* Messages this process has sent through fr_isend (engine lock held): what an epoch costs
+ * between nodes, read by tests/mpi/t_crossings.c. */
+extern uint64_t fr_isend_sent;
+
 static inline int fr_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                            MPI_Comm comm, MPI_Request *req)
 {
+    fr_isend_sent++;
     if (FR_LIKELY(fr_opt.test_jitter == 0))
         return PMPI_Isend(buf, count, type, dest, tag, comm, req);
     return fr_isend_jitter(buf, count, type, dest, tag, comm, req);

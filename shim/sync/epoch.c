@@ -54,7 +54,7 @@ int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out)
                                       "MPI_Win_start or MPI_Win_lock first");
 }
 
-int fr_win_issue_now(fr_win *w, int target)
+int fr_win_issue_now(fr_win *w, int target, fr_pkt *trail)
 {
     fr_peer *p = &w->peers[target];
     int rc = MPI_SUCCESS;
@@ -62,7 +62,7 @@ int fr_win_issue_now(fr_win *w, int target)
         rc = p->tp->flush(w, target, &p->cq, NULL, NULL);
     if (p->q.n && fr_lock_may_issue(w, target)) {
         fr_pkt lock;
-        int qrc = p->tp->flush(w, target, &p->q, fr_lock_lead(w, target, &lock), NULL);
+        int qrc = p->tp->flush(w, target, &p->q, fr_lock_lead(w, target, &lock), trail);
         if (rc == MPI_SUCCESS)
             rc = qrc;
     }

@@ -14,8 +14,11 @@
  * (epoch.c). */
 int fr_win_access_epoch(fr_win *w, int target, fr_opkind kind, fr_epoch *out);
 /* Issue now what is queued to target in any epoch (an operation's request is waited for before
- * the epoch's closing call), opening a lock epoch at the target if needed (epoch.c). */
-int fr_win_issue_now(fr_win *w, int target);
+ * the epoch's closing call), opening a lock epoch at the target if needed (epoch.c). trail, if
+ * not NULL, goes at the end of the epoch queue's batch, behind its operations (its arg set to
+ * the operations sent, as fr_batch_flush does): only when that queue leaves, which the caller
+ * sees as the queue becoming empty. */
+int fr_win_issue_now(fr_win *w, int target, fr_pkt *trail);
 /* An operation of epoch e to myself (api/rma_ops.c): may it run at the call? First runs what
  * is queued to myself, if its epoch lets it reach my window now (*rc: the first error of
  * those); then 1 when e lets the new operation reach my window now and nothing is queued to
@@ -67,6 +70,10 @@ void fr_origin_bump_acked(fr_win *w, int src, const fr_pkt *p);
 /* Make sure target was asked to acknowledge once my operations 1..upto to it are complete
  * there (a BUMP without bump, covering everything sent so far; at most one per need). */
 void fr_ack_ask(fr_win *w, int target, uint64_t upto);
+/* The same request as a packet to trail a batch of operations (fr_win_issue_now), so that it
+ * costs no message of its own; fr_ack_trailed records it once that batch has left. */
+fr_pkt *fr_ack_packet(fr_win *w, int target, fr_pkt *ask);
+void fr_ack_trailed(fr_win *w, int target, const fr_pkt *ask);
 /* Collective over w's members: every operation, bump and reply of every member on w is complete
  * and nothing is in flight (sync_flush.c). */
 void fr_win_drain(fr_win *w);

@@ -80,10 +80,22 @@ void fr_ack_ask(fr_win *w, int target, uint64_t upto)
     fr_peer *p = &w->peers[target];
     if (p->ack_upto_asked >= upto)
         return; /* one already asked for covers them */
-    fr_pkt ask = {.type = FR_PKT_BUMP, .flags = FR_PKTF_NOBUMP | FR_PKTF_ACK, .arg = p->ops_sent,
-                  .seq = ++p->acks_asked};
-    p->ack_upto_asked = p->ops_sent;
+    fr_pkt ask;
+    fr_ack_packet(w, target, &ask)->arg = p->ops_sent;
     p->tp->notify(w, target, &ask);
+    fr_ack_trailed(w, target, &ask);
+}
+
+fr_pkt *fr_ack_packet(fr_win *w, int target, fr_pkt *ask)
+{
+    *ask = (fr_pkt){.type = FR_PKT_BUMP, .flags = FR_PKTF_NOBUMP | FR_PKTF_ACK,
+                    .seq = ++w->peers[target].acks_asked};
+    return ask;
+}
+
+void fr_ack_trailed(fr_win *w, int target, const fr_pkt *ask)
+{
+    w->peers[target].ack_upto_asked = ask->arg;
 }
 
 int fr_bump_ack_result(fr_win *w, int target, uint64_t seq)

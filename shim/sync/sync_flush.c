@@ -64,7 +64,9 @@ static int may_issue(void *arg)
     return fr_lock_may_issue(fw->w, fw->rank);
 }
 
-/* Send what a flush of rank needs: the queued operations, and the acknowledgement request. */
+/* Send what a flush of rank needs: the queued operations, and the acknowledgement request. The
+ * request rides at the end of the operations' batch: one message to the target, not two (put
+ * and flush: 2 messages in all, 3 before; tests/mpi/t_crossings.c). */
 static int flush_begin(fr_win *w, int rank, int local)
 {
     fr_peer *p = &w->peers[rank];
@@ -72,7 +74,12 @@ static int flush_begin(fr_win *w, int rank, int local)
     if (p->q.n > 0 || fr_peer_unsent(p)) {
         flush_wait fw = {w, rank, local};
         fr_wait_until(may_issue, &fw); /* my turn in its lock word, when I take it there */
-        rc = fr_win_issue_now(w, rank);
+        fr_pkt ask;
+        /* the queue leaves now (may_issue holds): the request with it */
+        int ride = !local && p->q.n > 0 && fr_lock_may_issue(w, rank);
+        rc = fr_win_issue_now(w, rank, ride ? fr_ack_packet(w, rank, &ask) : NULL);
+        if (ride)
+            fr_ack_trailed(w, rank, &ask);
     }
     /* Replies still on their way that cover every operation not known complete will do. */
     if (!local && p->remote_upto < p->ops_sent && p->replies_cover < p->ops_sent)
