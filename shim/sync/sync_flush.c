@@ -76,7 +76,8 @@ static int flush_begin(fr_win *w, int rank, int local)
         fr_wait_until(may_issue, &fw); /* my turn in its lock word, when I take it there */
         fr_pkt ask;
         /* the queue leaves now (may_issue holds): the request with it */
-        int ride = !local && p->q.n > 0 && fr_lock_may_issue(w, rank);
+        int ride = !local && p->q.n > 0 && fr_lock_may_issue(w, rank) &&
+                   !fr_peer_replies_will_cover(p);
         rc = fr_win_issue_now(w, rank, ride ? fr_ack_packet(w, rank, &ask) : NULL);
         if (ride)
             fr_ack_trailed(w, rank, &ask);

@@ -467,6 +467,19 @@ void fr_op_release(fr_op *op);
 /* Operations issued to the target that have not left yet, in either form. */
 static inline int fr_peer_unsent(const fr_peer *p) { return p->cq.n > 0 || p->packed.len > 0; }
 
+/* Will the replies of what is sent to p, once the operations queued for it leave, prove all of
+ * it complete (fr_peer.replies_cover, am_send.c)? Then a flush asks for no acknowledgement. */
+static inline int fr_peer_replies_will_cover(const fr_peer *p)
+{
+    uint64_t known = p->replies_cover > p->remote_upto ? p->replies_cover : p->remote_upto;
+    if (known != p->ops_sent || fr_peer_unsent(p))
+        return 0;
+    for (size_t i = 0; i < p->q.n; i++)
+        if (!fr_op_fetches(&p->q.ops[i]))
+            return 0;
+    return 1;
+}
+
 /* Does the operation's data travel inside the packet (so it is complete at the origin once
  * queued for sending)? Not an operation that brings data back. */
 static inline int fr_op_is_eager(const fr_op *op)
