@@ -9,11 +9,15 @@
  * calls of each in a row must need fewer than POLLS / 20 of them (with the calls' own pass:
  * none; without: one every eighth call). Then the real case, over whichever transport the test
  * runs on: a notified put from the left neighbour arrives while the target does nothing but
- * poll (20 s at most, then the test fails instead of hanging), with its data.
- * Linked with the internal library: it reads fr_entry_passes. */
+ * poll (20 s at most, then the test fails instead of hanging), with its data. Last, a poll
+ * loop that finds nothing gives the core away in the end, as flexrma's own waits do (with more
+ * ranks than cores the rank it waits for may need it): fr_notify_poll_yields must rise within
+ * 20 s of polling (it does after a few thousand polls; without, never).
+ * Linked with the internal library: it reads fr_entry_passes and fr_notify_poll_yields. */
 #include "common.h"
 #include "flexrma.h"
 #include "progress/progress.h"
+#include "sync/notify.h"
 
 #define POLLS 400
 #define ID 3     /* any notification id of an MPIX_Win_create_notify window */
@@ -33,7 +37,7 @@ static MPI_Count poll_value(MPI_Win win, MPI_Count want)
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(3);
+    tap_plan(4);
     int *mem;
     MPI_Alloc_mem(sizeof *mem, MPI_INFO_NULL, &mem);
     *mem = 0;
@@ -73,6 +77,17 @@ int main(int argc, char **argv)
     ok(v == 1 && got == mark,
        "a target that only polls MPI_Win_notify_get_value sees its left neighbour's notified put "
        "(value %lld, want 1) with its data (%d, want %d)", (long long)v, got, mark);
+
+    unsigned yields = fr_notify_poll_yields;
+    long polls = 0;
+    double until = MPI_Wtime() + 20;
+    while (fr_notify_poll_yields == yields && MPI_Wtime() < until) {
+        MPI_Win_notify_get_value(win, ID, &v);
+        polls++;
+    }
+    ok(fr_notify_poll_yields > yields,
+       "polls that find nothing give the core away: %u yields after %ld polls",
+       fr_notify_poll_yields - yields, polls);
 
     MPI_Win_free(&win);
     MPI_Free_mem(mem);
