@@ -644,6 +644,9 @@ def md_osu(res, runs_note):
 
 
 HALOSYNC_VARIANTS = ["fence", "pscw", "lockall", "counter", "notify", "mpix"]
+# Issue 34's bound on notify/halo at 8 B against Isend/Irecv: 1.0 on a node, 1.1 across hosts
+# (bench/hosts-run passes --notify-bound 1.1).
+HALOSYNC_NOTIFY_BOUND = [1.0]
 
 
 def halosync_targets(res, p="halosync"):
@@ -665,10 +668,10 @@ def halosync_targets(res, p="halosync"):
     for ranks in res.values(p, 4):
         for impl in impls:
             label = f"{ranks} ranks, {LABEL[impl]}"
-            r = res.r(p, "notify/halo", impl, ranks, 8)
+            r, bound = res.r(p, "notify/halo", impl, ranks, 8), HALOSYNC_NOTIFY_BOUND[0]
             if r is not None:
-                rows.append([f"notify/halo at 8 B / Isend-Irecv, {label}", "≤ 1.0", num(r),
-                             "met" if r <= 1.0 else "NOT met"])
+                rows.append([f"notify/halo at 8 B / Isend-Irecv, {label}", f"≤ {bound}", num(r),
+                             "met" if r <= bound else "NOT met"])
             v = over("notify", "counter", ranks, "halo", impl)
             if v:
                 worst = max(v, key=lambda x: abs(x[0] - 1))
@@ -1242,7 +1245,10 @@ def main():
     ap.add_argument("--env", default="none")
     ap.add_argument("--timing", default="")
     ap.add_argument("--load", type=int, default=0, help="busy loops run beside every run")
+    ap.add_argument("--notify-bound", type=float, default=1.0,
+                    help="halosync's bound on notify/halo at 8 B over Isend/Irecv (1.1 across hosts)")
     args = ap.parse_args()
+    HALOSYNC_NOTIFY_BOUND[0] = args.notify_bound
     mpis = args.mpi.split(",")
     if not mpis or any(m not in MPIS for m in mpis):
         ap.error(f"--mpi: a comma-separated list of {', '.join(MPIS)}")
