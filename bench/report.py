@@ -24,7 +24,7 @@ from collections import defaultdict
 FIELDS = ["program", "variant", "implementation", "transport", "ranks", "bytes", "median_us",
           "ratio_to_pt2pt"]
 PROGRAMS = ["ghost", "syncov", "exchange", "bandwidth", "notify", "mpi3", "hooks", "gakernel",
-            "osu"]
+            "osu", "halosync"]
 # The three ways each program runs, in table order: (implementation, transport) -> label.
 IMPLS = [("native", "-"), ("flexrma", "default"), ("flexrma", "am")]
 LABEL = {("native", "-"): "native", ("flexrma", "default"): "flexrma",
@@ -643,9 +643,90 @@ def md_osu(res, runs_note):
     return "".join(out)
 
 
+HALOSYNC_VARIANTS = ["fence", "pscw", "lockall", "counter", "notify", "mpix"]
+# Issue 34's bound on notify/halo at 8 B against Isend/Irecv: 1.0 on a node, 1.1 across hosts
+# (bench/hosts-run passes --notify-bound 1.1).
+HALOSYNC_NOTIFY_BOUND = [1.0]
+
+
+def halosync_targets(res, p="halosync"):
+    """Issue 34's targets on halosync's rows, judged on flexrma's default transport (the am
+    rows beside): the Forum's notified exchange at 8 B against Isend/Irecv (ratio, same run),
+    the counters against the Forum's notify (time over time, every size: the worst), and the
+    Jacobi with the Forum's notify against fence (the same, per rank count)."""
+    rows = []
+    impls = [i for i in IMPLS[1:] if i in present_impls(res, p)]
+
+    def over(a, b, ranks, kernel, impl):
+        sizes = sorted({k[5] for k in res.keys(p) if k[4] == ranks and k[1] == f"{a}/{kernel}"})
+        vals = [(res.t(p, f"{a}/{kernel}", impl, ranks, s), res.t(p, f"{b}/{kernel}", impl,
+                                                                     ranks, s), s)
+                for s in sizes]
+        vals = [(x / y, s) for x, y, s in vals if x is not None and y]
+        return vals
+
+    for ranks in res.values(p, 4):
+        for impl in impls:
+            label = f"{ranks} ranks, {LABEL[impl]}"
+            r, bound = res.r(p, "notify/halo", impl, ranks, 8), HALOSYNC_NOTIFY_BOUND[0]
+            if r is not None:
+                rows.append([f"notify/halo at 8 B / Isend-Irecv, {label}", f"≤ {bound}", num(r),
+                             "met" if r <= bound else "NOT met"])
+            v = over("notify", "counter", ranks, "halo", impl)
+            if v:
+                worst = max(v, key=lambda x: abs(x[0] - 1))
+                rows.append([f"notify/halo / counter/halo, worst size ({size_text(worst[1])}), "
+                             f"{label}", "0.9–1.1", num(worst[0]),
+                             "met" if abs(worst[0] - 1) <= 0.1 else "NOT met"])
+            v = over("notify", "fence", ranks, "jacobi", impl)
+            if v:
+                worst = max(v)
+                rows.append([f"notify/jacobi / fence/jacobi, worst size ({size_text(worst[1])}), "
+                             f"{label}", "≤ 1.0", num(worst[0]),
+                             "met" if worst[0] <= 1.0 else "NOT met"])
+    return rows
+
+
+def md_halosync(res, runs_note):
+    p = "halosync"
+    out = ["# One code, every synchronization: halo exchange and Jacobi (issue 34)\n\n",
+           "The same producer-consumer halo exchange (halo: each rank sends one block to each "
+           "neighbour on a periodic chain) and the same 2-D Jacobi iteration (jacobi: 16 rows "
+           "a rank, a row as wide as the halo, the 5-point stencil after each exchange of edge "
+           "rows; its grid checksum is checked against Isend/Irecv's after every timed loop) "
+           "under each synchronization: isend (Isend/Irecv, the ratios' reference), fence (one "
+           "per step), pscw, lockall (MPI-3: put, flush, a zero-byte message, MPI_Win_sync), "
+           "and flexrma only: counter (NEC's MPI_Sync counters), notify (the MPI Forum draft's "
+           "MPI_Put_notify, polled with MPI_Win_notify_get_value), mpix (Open MPI's "
+           "MPIX_Put_notify and MPIX_Win_wait_notify on an MPIX_Win_create_notify window). "
+           "Ratio = time / Isend-Irecv time of the same run and library. Time per step (µs), "
+           "the Jacobi's including its sweep. " + runs_note + "\n"]
+    impls = present_impls(res, p)
+    for kernel in ("halo", "jacobi"):
+        for ranks in res.values(p, 4):
+            sizes = sorted({k[5] for k in res.keys(p) if k[4] == ranks and
+                            k[1].endswith("/" + kernel)})
+            if not sizes:
+                continue
+            cols = [(i, v) for i in impls for v in ["isend"] + HALOSYNC_VARIANTS
+                    if any(res.t(p, f"{v}/{kernel}", i, ranks, s) is not None for s in sizes)]
+            for what, get in (("ratio to Isend-Irecv", res.r), ("time per step (µs)", res.t)):
+                shown = [(i, v) for i, v in cols if what.startswith("time") or v != "isend"]
+                head = ["Size (bytes)"] + [f"{LABEL[i]} {v}" for i, v in shown]
+                rows = [[size_text(s)] + [num(get(p, f"{v}/{kernel}", i, ranks, s))
+                                          for i, v in shown] for s in sizes]
+                out.append(f"\n## {kernel}, {ranks} ranks: {what}\n\n")
+                out.append(table(head, rows))
+    rows = halosync_targets(res, p)
+    if rows:
+        out.append("\n## Issue 34's targets\n\n")
+        out.append(table(["Target", "bound", "value", "verdict"], rows))
+    return "".join(out)
+
+
 MARKDOWN = {"ghost": md_ghost, "syncov": md_syncov, "exchange": md_exchange,
             "bandwidth": md_bandwidth, "notify": md_notify, "mpi3": md_mpi3, "hooks": md_hooks,
-            "gakernel": md_gakernel, "osu": md_osu}
+            "gakernel": md_gakernel, "osu": md_osu, "halosync": md_halosync}
 
 
 # ---------------------------------------------------------------- plots
@@ -1164,7 +1245,10 @@ def main():
     ap.add_argument("--env", default="none")
     ap.add_argument("--timing", default="")
     ap.add_argument("--load", type=int, default=0, help="busy loops run beside every run")
+    ap.add_argument("--notify-bound", type=float, default=1.0,
+                    help="halosync's bound on notify/halo at 8 B over Isend/Irecv (1.1 across hosts)")
     args = ap.parse_args()
+    HALOSYNC_NOTIFY_BOUND[0] = args.notify_bound
     mpis = args.mpi.split(",")
     if not mpis or any(m not in MPIS for m in mpis):
         ap.error(f"--mpi: a comma-separated list of {', '.join(MPIS)}")

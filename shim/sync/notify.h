@@ -11,6 +11,7 @@
 #ifndef FR_NOTIFY_H
 #define FR_NOTIFY_H
 
+#include "core/idle.h"
 #include "win/win.h"
 
 typedef struct fr_notify {
@@ -20,7 +21,14 @@ typedef struct fr_notify {
     int *peer_num;     /* per window rank: its number of counters */
     size_t *peer_at;   /* ... where its keys start in key[] */
     uint64_t *key;     /* every member's counter keys, rank by rank */
+    /* The owner's polls (get_value, test_notify) that found nothing new, as one wait's idle
+     * polls: which counter and what value the last poll saw. */
+    fr_idle poll;
+    int poll_idx;
+    MPI_Count poll_value;
 } fr_notify;
+/* Polls that gave the core away (tests read it). */
+extern unsigned fr_notify_poll_yields;
 
 /* MPI_Win_notify_set_num: collective over w's members; num >= 0 each (may differ). Every
  * member's old counters go (after every notification in flight reached them) and num new ones

@@ -1,7 +1,8 @@
 /* bad_rma.c - erroneous communication calls: MPI_Put, Get, Accumulate, Get_accumulate,
  * Fetch_and_op, Compare_and_swap, their request-based forms (MPI_Rput...), flexrma's MPI_Iput,
  * Iget, Iaccumulate and MPIX_Put_signal, Iput_signal, and the notified MPI_Put_notify,
- * MPI_Get_notify (a notification index out of range: MPI_ERR_INVALID_NOTIFICATION, section 13).
+ * MPI_Get_notify and Open MPI's MPIX_Put_notify, MPIX_Get_notify (a notification index out of
+ * range: MPI_ERR_INVALID_NOTIFICATION, section 13).
  *
  * A call starts from valid arguments for the batch's epoch context (a target the epoch reaches,
  * counts, datatypes, a displacement inside the bait region, an operation that applies), then
@@ -16,7 +17,7 @@
 
 typedef enum {
     K_PUT, K_GET, K_ACC, K_GACC, K_FOP, K_CAS, K_RPUT, K_RGET, K_RACC, K_RGACC,
-    K_IPUT, K_IGET, K_IACC, K_PSIG, K_IPSIG, K_PNOT, K_GNOT, K_KINDS
+    K_IPUT, K_IGET, K_IACC, K_PSIG, K_IPSIG, K_PNOT, K_GNOT, K_XPNOT, K_XGNOT, K_KINDS
 } kind;
 
 static const struct {
@@ -40,6 +41,8 @@ static const struct {
     [K_IPSIG] = {"MPIX_Iput_signal", 1, 0, 0, 1, 0, 1, 0},
     [K_PNOT] = {"MPI_Put_notify", 1, 0, 0, 0, 0, 0, 0, 1},
     [K_GNOT] = {"MPI_Get_notify", 1, 0, 0, 0, 0, 0, 1, 1},
+    [K_XPNOT] = {"MPIX_Put_notify", 1, 0, 0, 0, 0, 0, 0, 1},
+    [K_XGNOT] = {"MPIX_Get_notify", 1, 0, 0, 0, 0, 0, 1, 1},
 };
 
 typedef struct {
@@ -100,6 +103,10 @@ static int issue(fz_run *r, const args *a)
         return MPI_Put_notify(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->idx, a->win);
     case K_GNOT:
         return MPI_Get_notify(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->idx, a->win);
+    case K_XPNOT: /* Open MPI's: the id after the window */
+        return MPIX_Put_notify(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->win, a->idx);
+    case K_XGNOT:
+        return MPIX_Get_notify(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->win, a->idx);
     default:
         return MPIX_Iput_signal(a->o, a->oc, a->ot, a->t, a->disp, a->tc, a->tt, a->ctr, a->win,
                                 a->req);
@@ -446,8 +453,9 @@ void fz_bad_rma(fz_run *r)
         break;
     }
     case NOTIF: {
-        const int bad[] = {-1, -2, FZ_NOTIFY, FZ_NOTIFY + 1, INT_MAX, INT_MIN};
-        a.idx = bad[fz_below(g, 6)];
+        const int bad[] = {-1, -2, FZ_NOTIFY, FZ_NOTIFY + 1, MPIX_MAX_NOTIFICATION_IDX + 1,
+                           INT_MAX, INT_MIN};
+        a.idx = bad[fz_below(g, 7)];
         c.expect = MPI_ERR_INVALID_NOTIFICATION;
         snprintf(c.what, sizeof c.what, "notification index %d (the target has %d)", a.idx,
                  FZ_NOTIFY);

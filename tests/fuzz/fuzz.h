@@ -125,6 +125,7 @@ int fz_win_errhandler_set(MPI_Win win);
 void fz_bad_rma(fz_run *r);      /* bad_rma.c: communication calls */
 void fz_bad_sync(fz_run *r);     /* bad_sync.c: synchronization calls in the wrong epoch */
 void fz_bad_counter(fz_run *r);  /* bad_counter.c: the counters' calls */
+void fz_bad_notify(fz_run *r);   /* bad_notify.c: the notification counters' calls */
 void fz_bad_window(fz_run *r);   /* bad_sync.c: attach, detach, shared_query */
 /* bad_collective.c: one collective call, erroneous on every rank alike; the shared stream
  * chooses it. Run inside the context, with a valid operation issued already. */

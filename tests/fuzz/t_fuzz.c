@@ -246,8 +246,10 @@ int main(int argc, char **argv)
                 fz_bad_rma(&r);
             else if (kind < 15)
                 fz_bad_sync(&r);
-            else if (kind < 18)
+            else if (kind < 17)
                 fz_bad_counter(&r);
+            else if (kind < 18)
+                fz_bad_notify(&r);
             else
                 fz_bad_window(&r);
         }

@@ -270,6 +270,8 @@ static op_via pick_via(rng *r, epoch_kind ek, op_kind k)
         return VIA_R;
     if (has_i && x >= 80)
         return VIA_I;
+    if ((k == OP_PUT || k == OP_GET) && x >= 74)
+        return VIA_XNOTIFY;
     if ((k == OP_PUT || k == OP_GET) && x >= 68)
         return VIA_NOTIFY;
     return VIA_PLAIN;
@@ -464,7 +466,7 @@ static void interleave(builder *b)
                     op *dst = &e->prog[o][e->nprog[o]++];
                     *dst = ch->ops[next[c]++];
                     if (dst->via != VIA_PLAIN && dst->via != VIA_SIGNAL &&
-                        dst->via != VIA_NOTIFY && rng_pct(r, 40)) {
+                        dst->via != VIA_NOTIFY && dst->via != VIA_XNOTIFY && rng_pct(r, 40)) {
                         /* Its wait, right away or a little later in the program. */
                         op *w = &e->prog[o][e->nprog[o]++];
                         memset(w, 0, sizeof *w);

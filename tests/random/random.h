@@ -120,7 +120,8 @@ typedef enum {
     VIA_R,      /* MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate */
     VIA_SIGNAL, /* MPIX_Put_signal */
     VIA_ISIGNAL, /* MPIX_Iput_signal */
-    VIA_NOTIFY   /* MPI_Put_notify, MPI_Get_notify: notification counter 0 of the target */
+    VIA_NOTIFY,  /* MPI_Put_notify, MPI_Get_notify: notification counter 0 of the target */
+    VIA_XNOTIFY  /* Open MPI's MPIX_Put_notify, MPIX_Get_notify: notification id 1 */
 } op_via;
 
 /* Where the elements of one side of an operation lie, in elements from its start. */
