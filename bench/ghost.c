@@ -46,11 +46,13 @@ typedef struct ghost {
     /* flexrma's extensions (only when present): */
     int nd;                      /* distinct neighbours */
     int distinct[MAX_DIRS];      /* ... which they are */
-    MPI_Sync mine;               /* my counter on win: bumped when data has come into my ghosts */
-    MPI_Sync nbr_ctr[MAX_DIRS];  /* nbr[d]'s counter */
-    MPI_Request ops[MAX_DIRS];   /* counter: a sync-ops request (puts) per distinct neighbour */
-    MPI_Request arrived_nd;      /* counter: my counter has nd bumps (one per distinct neighbour) */
-    MPI_Request arrived_dirs;    /* put_signal: my counter has ndirs bumps (one per direction) */
+    /* One counter per half: a neighbour one step ahead bumps the other half's, so its bumps
+     * never stand in for another neighbour's still missing ones. */
+    MPI_Sync mine[2];               /* my counters on win: bumped when data is in that half */
+    MPI_Sync nbr_ctr[2][MAX_DIRS];  /* nbr[d]'s counters */
+    MPI_Request ops[2][MAX_DIRS];   /* counter: a sync-ops request (puts) per distinct neighbour */
+    MPI_Request arrived_nd[2];      /* counter: nd bumps (one per distinct neighbour) */
+    MPI_Request arrived_dirs[2];    /* put_signal: ndirs bumps (one per direction) */
 } ghost;
 
 /* flexrma's extensions, found at run time by name, because the benchmarks are plain MPI programs
@@ -214,17 +216,19 @@ static void step_lock_notify(void *p)
  * sync-ops requests (which sends each neighbour its bump, behind my puts), and wait until every
  * neighbour's bump has come: then its data is in my ghosts. Every request is persistent, made
  * once outside the timed loop. No lock and no message of the program's own: what the
- * lock_notify variant must add by hand, the counters do. A neighbour can be one step ahead (its bumps wait
- * in my counter), so the steps alternate halves, as in step_lock_notify. */
+ * lock_notify variant must add by hand, the counters do. A neighbour can be one step ahead, so
+ * the steps alternate halves, as in step_lock_notify, each half with a counter of its own: the
+ * early neighbour's bumps wait in the other half's counter instead of completing this step's
+ * count in place of a slower neighbour's. */
 static void step_counter(void *p)
 {
     ghost *g = p;
     g->half ^= 1;
-    MPI_Start(&g->arrived_nd);
-    MPI_Startall(g->nd, g->ops);
+    MPI_Start(&g->arrived_nd[g->half]);
+    MPI_Startall(g->nd, g->ops[g->half]);
     put_blocks(g, g->half);
-    MPI_Waitall(g->nd, g->ops, MPI_STATUSES_IGNORE);
-    MPI_Wait(&g->arrived_nd, MPI_STATUS_IGNORE);
+    MPI_Waitall(g->nd, g->ops[g->half], MPI_STATUSES_IGNORE);
+    MPI_Wait(&g->arrived_nd[g->half], MPI_STATUS_IGNORE);
 }
 
 /* MPI_Iput in a PSCW epoch, the requests completed by MPI_Waitall before MPI_Win_complete:
@@ -254,11 +258,11 @@ static void step_put_signal(void *p)
 {
     ghost *g = p;
     g->half ^= 1;
-    MPI_Start(&g->arrived_dirs);
+    MPI_Start(&g->arrived_dirs[g->half]);
     for (int d = 0; d < g->ndirs; d++)
         fx.put_signal(g->sendbuf + (size_t)d * g->n, (int)g->n, MPI_BYTE, g->nbr[d],
-                      slot(g, g->half, opposite(d)), (int)g->n, MPI_BYTE, g->nbr_ctr[d], g->win);
-    MPI_Wait(&g->arrived_dirs, MPI_STATUS_IGNORE);
+                      slot(g, g->half, opposite(d)), (int)g->n, MPI_BYTE, g->nbr_ctr[g->half][d], g->win);
+    MPI_Wait(&g->arrived_dirs[g->half], MPI_STATUS_IGNORE);
 }
 
 /* The point-to-point reference must stay first (the ratio column divides by it). */
@@ -284,22 +288,26 @@ static void extensions_setup(ghost *g, int size)
     MPI_Sync *all = malloc(bench_mul((size_t)size, sizeof *all));
     if (!all)
         bench_die("out of memory");
-    bench_counters_setup(g->win, size, g->distinct, g->nd, &g->mine, g->ops, all);
-    for (int d = 0; d < g->ndirs; d++)
-        g->nbr_ctr[d] = all[g->nbr[d]];
-    bench_ctr.object_init(g->mine, g->nd, g->win, MPI_INFO_NULL, &g->arrived_nd);
-    bench_ctr.object_init(g->mine, g->ndirs, g->win, MPI_INFO_NULL, &g->arrived_dirs);
+    for (int h = 0; h < 2; h++) {
+        bench_counters_setup(g->win, size, g->distinct, g->nd, &g->mine[h], g->ops[h], all);
+        for (int d = 0; d < g->ndirs; d++)
+            g->nbr_ctr[h][d] = all[g->nbr[d]];
+        bench_ctr.object_init(g->mine[h], g->nd, g->win, MPI_INFO_NULL, &g->arrived_nd[h]);
+        bench_ctr.object_init(g->mine[h], g->ndirs, g->win, MPI_INFO_NULL, &g->arrived_dirs[h]);
+    }
     free(all);
 }
 
 static void extensions_teardown(ghost *g)
 {
-    for (int k = 0; k < g->nd; k++)
-        MPI_Request_free(&g->ops[k]);
-    MPI_Request_free(&g->arrived_nd);
-    MPI_Request_free(&g->arrived_dirs);
-    MPI_Barrier(MPI_COMM_WORLD); /* nobody bumps my counter any more */
-    bench_ctr.free_objects(1, &g->mine, g->win);
+    for (int h = 0; h < 2; h++) {
+        for (int k = 0; k < g->nd; k++)
+            MPI_Request_free(&g->ops[h][k]);
+        MPI_Request_free(&g->arrived_nd[h]);
+        MPI_Request_free(&g->arrived_dirs[h]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody bumps my counters any more */
+    bench_ctr.free_objects(2, g->mine, g->win);
 }
 
 int main(int argc, char **argv)
