@@ -76,7 +76,7 @@ static void flush_then_tell(int use_lock_all, int nocheck, int n, int fop, const
     MPI_Alloc_mem(bytes, MPI_INFO_NULL, &win_mem);
     memset(win_mem, 0, (size_t)bytes);
     MPI_Win_create(win_mem, bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &big);
-    int bad = 0;
+    int bad = 0, one = 1, before;
     int assert = nocheck ? MPI_MODE_NOCHECK : 0;
     if (use_lock_all)
         MPI_Win_lock_all(assert, big);
@@ -85,10 +85,8 @@ static void flush_then_tell(int use_lock_all, int nocheck, int n, int fop, const
     for (int e = 0; e < ROUNDS; e++) {
         fill_pat(src, (size_t)n, rank, 100 + e);
         MPI_Put(src, n, MPI_INT, right(), 0, n, MPI_INT, big);
-        if (fop) {
-            int one = 1, before;
+        if (fop) /* one and before live until the flush completes the operation */
             MPI_Fetch_and_op(&one, &before, MPI_INT, right(), n, MPI_SUM, big);
-        }
         MPI_Win_flush(right(), big);
         int token = e;
         MPI_Sendrecv(&token, 1, MPI_INT, right(), 7, &token, 1, MPI_INT, left(), 7,
