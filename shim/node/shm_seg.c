@@ -29,6 +29,7 @@ typedef struct seg {
     int named; /* name still linked */
     int borrowed; /* the program's own pages, moved here in place (fr_seg_borrow) */
     int no_spare; /* peers may use it after it is freed here (fr_seg_no_spare) */
+    size_t held; /* a spare's bytes of memory (spare_keep) */
     uint64_t serial;
     uint64_t ino;
     char name[FR_SEG_NAME_MAX];
@@ -252,17 +253,51 @@ static size_t round_pages(size_t size)
     return size ? (size + pg - 1) & ~(pg - 1) : pg;
 }
 
+/* The runs of pages that may hold data, each passed to fn(from, n, arg), the first failure
+ * returned. Untouched pages read as zeros wherever they live, so they need no copy (a large,
+ * mostly untouched window is cheap to move) nor zeroing (a spare is cheap to reuse). Where the
+ * kernel says nothing, one run of everything. */
+typedef int (*run_fn)(char *from, size_t n, void *arg);
+
+/* The data runs of s's file within [from, to), called with their addresses in s's mapping. */
+static int segment_runs(const seg *s, size_t from, size_t to, run_fn fn, void *arg)
+{
+    off_t end = (off_t)to, at = (off_t)from;
+    while (at < end) {
+        off_t data = lseek(s->fd, at, SEEK_DATA);
+        if (data < 0)
+            return errno == ENXIO ? MPI_SUCCESS : fn(s->base + at, (size_t)(end - at), arg);
+        if (data >= end)
+            return MPI_SUCCESS;
+        off_t hole = lseek(s->fd, data, SEEK_HOLE);
+        if (hole < 0 || hole > end)
+            hole = end;
+        int rc = fn(s->base + data, (size_t)(hole - data), arg);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        at = hole;
+    }
+    return MPI_SUCCESS;
+}
+
 /* ---- spares ----
- * A freed segment of at most FR_SEG_SPARE_MAX bytes stays mapped, with its descriptor and its
- * serial, until an allocation of the same size takes it (zero-filled again) or newer spares push
- * it out. Peers keep their mapping of it too (shm_map.c), so a window made and freed again and
- * again (Global Arrays' temporary arrays) costs no mmap, munmap or descriptor passing after the
- * first: each munmap of touched pages is a TLB shootdown of every core this process's threads
- * last ran on, 40-90 us in a virtual machine, and a window of 2 ranks made 8 of them (MPI_Win_allocate
- * of 4 KiB and MPI_Win_free: 700 us a window before, 340 us without the unmaps). Reuse is safe
- * because nothing writes into a freed segment: MPI_Win_free frees a window's segments after its
- * barrier, once no member has an epoch open or an operation, a packet or an answer in flight to
- * this process, and MPI_Free_mem is given memory no window uses any more. */
+ * A freed segment stays mapped, with its descriptor and its serial, until an allocation of the
+ * same size takes it (zero-filled again) or newer spares push it out. Peers keep their mapping of
+ * small ones too (shm_map.c), so a window made and freed again and again (Global Arrays'
+ * temporary arrays) costs no mmap, munmap or descriptor passing after the first: each munmap of
+ * touched pages is a TLB shootdown of every core this process's threads last ran on, 40-90 us in
+ * a virtual machine, and a window of 2 ranks made 8 of them (MPI_Win_allocate of 4 KiB and
+ * MPI_Win_free: 700 us a window before, 340 us without the unmaps). Large blocks come back the
+ * same way: NWChem's SCF takes and frees a 40 MiB MPI_Alloc_mem block 200 times a run and
+ * touches 92 of its pages; natively each round is a fresh mapping, its page faults and its unmap,
+ * 1.2 ms, the fifth of the run. What bounds the spares is the memory they hold, their files'
+ * data (SEEK_DATA), not their size, and only those pages are zeroed when one is taken again.
+ * Reuse is safe because nothing writes into a freed segment: MPI_Win_free frees a window's
+ * segments after its barrier, once no member has an epoch open or an operation, a packet or an
+ * answer in flight to this process, and MPI_Free_mem is given memory no window uses any more. */
+
+/* Below this, a spare is zeroed and counted whole: the walk over its data costs more. */
+#define SPARE_WALK_MIN ((size_t)64 << 10)
 
 static void spare_release(seg *s)
 {
@@ -280,24 +315,51 @@ void fr_seg_spares_drop(void)
 /* The oldest spare goes. */
 static void spare_evict(void)
 {
-    spare_bytes -= spares[0].size;
+    spare_bytes -= spares[0].held;
     spare_release(&spares[0]);
     memmove(&spares[0], &spares[1], --nspares * sizeof *spares);
 }
 
-/* Keep s as a spare if it is small and unnamed; 0 if it was not taken. */
-static int spare_keep(const seg *s)
+static int add_run(char *from, size_t n, void *arg)
 {
-    if (s->named || s->no_spare || s->size > FR_SEG_SPARE_MAX || backend != FR_SEG_MEMFD)
+    (void)from;
+    *(size_t *)arg += n;
+    return MPI_SUCCESS;
+}
+
+static int zero_run(char *from, size_t n, void *arg)
+{
+    (void)arg;
+    memset(from, 0, n);
+    return MPI_SUCCESS;
+}
+
+/* The bytes of memory s holds: its file's data. */
+static size_t held_bytes(const seg *s)
+{
+    size_t held = 0;
+    if (s->size < SPARE_WALK_MIN || segment_runs(s, 0, s->size, add_run, &held) != MPI_SUCCESS)
+        return s->size;
+    return held;
+}
+
+/* Keep s as a spare if it is unnamed and holds little enough; 0 if it was not taken. */
+static int spare_keep(seg *s)
+{
+    if (s->named || s->no_spare || backend != FR_SEG_MEMFD)
         return 0;
-    while (nspares == FR_SEG_SPARES || spare_bytes + s->size > FR_SEG_SPARE_BYTES)
+    s->held = held_bytes(s);
+    if (s->held > FR_SEG_SPARE_BYTES)
+        return 0;
+    while (nspares == FR_SEG_SPARES || spare_bytes + s->held > FR_SEG_SPARE_BYTES)
         spare_evict();
     spares[nspares++] = *s;
-    spare_bytes += s->size;
+    spare_bytes += s->held;
     return 1;
 }
 
-/* The newest spare of exactly `bytes`, taken out of the spares into *s; 0 if none. */
+/* The newest spare of exactly `bytes`, taken out of the spares into *s, its data zeroed; 0 if
+ * none. */
 static int spare_take(size_t bytes, seg *s)
 {
     for (size_t i = nspares; i-- > 0;)
@@ -305,13 +367,15 @@ static int spare_take(size_t bytes, seg *s)
             *s = spares[i];
             memmove(&spares[i], &spares[i + 1], (nspares - i - 1) * sizeof *spares);
             nspares--;
-            spare_bytes -= bytes;
-            memset(s->base, 0, bytes); /* as a new segment reads */
+            spare_bytes -= s->held;
+            /* as a new segment reads; where the walk fails, all of it */
+            if (s->size < SPARE_WALK_MIN ||
+                segment_runs(s, 0, s->size, zero_run, NULL) != MPI_SUCCESS)
+                memset(s->base, 0, bytes);
             return 1;
         }
     return 0;
 }
-
 
 void fr_seg_no_spare(void *addr)
 {
@@ -431,11 +495,7 @@ void fr_mem_prefault(void *addr, size_t len)
 
 /* ---- borrowed segments: the program's own pages, moved in place ---- */
 
-/* The runs of pages that may hold data, each passed to fn(from, n, arg), the first failure
- * returned. Untouched pages read as zeros wherever they live, so they need no copy, which keeps
- * a large, mostly untouched window cheap to move. Where the kernel says nothing, one run of
- * everything. */
-typedef int (*run_fn)(char *from, size_t n, void *arg);
+/* The runs of pages that may hold data (run_fn above, segment_runs for a segment's file). */
 
 /* Program memory [at, at + bytes): the pages /proc/self/pagemap shows resident or swapped. */
 static int private_runs(char *at, size_t bytes, run_fn fn, void *arg)
@@ -473,27 +533,6 @@ static int private_runs(char *at, size_t bytes, run_fn fn, void *arg)
     if (rc == MPI_SUCCESS && nrun)
         rc = fn(at + run * pg, nrun * pg, arg);
     return rc;
-}
-
-/* The data runs of s's file within [from, to), called with their addresses in s's mapping. */
-static int segment_runs(const seg *s, size_t from, size_t to, run_fn fn, void *arg)
-{
-    off_t end = (off_t)to, at = (off_t)from;
-    while (at < end) {
-        off_t data = lseek(s->fd, at, SEEK_DATA);
-        if (data < 0)
-            return errno == ENXIO ? MPI_SUCCESS : fn(s->base + at, (size_t)(end - at), arg);
-        if (data >= end)
-            return MPI_SUCCESS;
-        off_t hole = lseek(s->fd, data, SEEK_HOLE);
-        if (hole < 0 || hole > end)
-            hole = end;
-        int rc = fn(s->base + data, (size_t)(hole - data), arg);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        at = hole;
-    }
-    return MPI_SUCCESS;
 }
 
 static int prefault_run(char *from, size_t n, void *arg)

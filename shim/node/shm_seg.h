@@ -3,11 +3,11 @@
  * Each segment is one shared-memory file, mapped MAP_SHARED here, whose descriptor this process
  * keeps open so that a peer can take a duplicate of it (pidfd_getfd, shm_map.h) and map the same
  * pages. One segment per allocation, sized to whole pages: large allocations waste nothing (the
- * pages exist only once touched), and a freed segment larger than FR_SEG_SPARE_MAX returns all
- * its memory. The price is one descriptor and one mapping per allocation, and a page for even a
- * one-byte allocation. Smaller freed segments stay mapped as spares (at most FR_SEG_SPARES of them
- * and FR_SEG_SPARE_BYTES together), and an allocation of the same size takes one back,
- * zero-filled: mapping and unmapping cost far more than the copy (shm_seg.c).
+ * pages exist only once touched). The price is one descriptor and one mapping per allocation,
+ * and a page for even a one-byte allocation. Freed segments stay mapped as spares (at most
+ * FR_SEG_SPARES of them, holding FR_SEG_SPARE_BYTES of memory together; one that holds more
+ * returns all its memory at once), and an allocation of the same size takes one back, its touched
+ * pages zeroed: mapping, faulting and unmapping cost far more than that (shm_seg.c).
  * Segments use at most a quarter of the descriptor limit (RLIMIT_NOFILE), so they never starve
  * the program; past that, MPI_Alloc_mem gives ordinary memory (alloc_mem.c), which the
  * cross-memory-attach path still reaches.
@@ -32,10 +32,11 @@
 #include <stdint.h>
 
 #define FR_SEG_NAME_MAX 48
-/* Freed segments kept for reuse: how many, the largest kept, and their bytes together. */
-#define FR_SEG_SPARES 16
-#define FR_SEG_SPARE_MAX ((size_t)4 << 20)
+/* Freed segments kept for reuse: how many, and the memory they hold together. Peers keep
+ * their mappings of freed segments up to FR_SEG_SPARE_MAX bytes (shm_map.c). */
+#define FR_SEG_SPARES 64
 #define FR_SEG_SPARE_BYTES ((size_t)16 << 20)
+#define FR_SEG_SPARE_MAX ((size_t)4 << 20)
 
 /* What a peer needs to map a segment, and where an address lies in it. Plain data: it may be
  * sent to a peer as bytes (every field has a fixed size). */

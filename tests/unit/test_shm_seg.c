@@ -4,7 +4,8 @@
  * For sizes 0, 1, 4096, 1 MiB and 100 MiB: allocation, page rounding, what lookup says about the
  * first, an interior and the last byte, ranges that cross the end, and that a 100 MiB segment
  * costs only the pages touched. Then freeing (also of interior and foreign addresses), the
- * spares (reuse by size, zero-filled, at most FR_SEG_SPARES, dropped on demand), the
+ * spares (reuse by size, zero-filled, at most FR_SEG_SPARES, bounded by the memory they hold
+ * and not their size, dropped on demand), the
  * named fallback (its name exists with mode 0600 until unlinked, and is gone after free or
  * unlink-all), the descriptor budget (a quarter of RLIMIT_NOFILE), and MPI_Alloc_mem/MPI_Free_mem
  * in the three FLEXRMA_TRANSPORT modes. */
@@ -130,7 +131,7 @@ static void test_free_and_foreign(void)
 }
 
 /* The spares: reuse by size, zero-filled, bounded. */
-#define SPARE_CHECKS 5
+#define SPARE_CHECKS 6
 static void test_spares(void)
 {
     if (fr_seg_backend_get() != FR_SEG_MEMFD) {
@@ -156,12 +157,31 @@ static void test_spares(void)
     fr_seg_free(b);
     fr_seg_free(c);
 
-    char *big = NULL;
-    fr_seg_alloc(FR_SEG_SPARE_MAX + pg, (void **)&big);
-    fr_seg_ref rbig;
+    /* A large segment with a few pages touched holds little: it is kept (NWChem's 40 MiB
+     * MPI_Alloc_mem block, taken and freed 200 times a run), and only its data is zeroed. */
+    const size_t big_size = 2 * FR_SEG_SPARE_BYTES + 3 * pg;
+    char *big = NULL, *again = NULL;
+    fr_seg_alloc(big_size, (void **)&big);
+    const size_t touched[] = {0, 1, 4097, big_size / 2 + 5, big_size - 1};
+    for (size_t i = 0; i < sizeof touched / sizeof *touched; i++)
+        big[touched[i]] = (char)(0x40 + i);
+    fr_seg_ref rbig, ragain;
     fr_seg_lookup(big, 0, &rbig);
     fr_seg_free(big);
-    ok(fcntl(rbig.fd, F_GETFD) < 0, "a segment over FR_SEG_SPARE_MAX is closed at once");
+    fr_seg_alloc(big_size, (void **)&again);
+    fr_seg_lookup(again, 0, &ragain);
+    size_t stale = 0;
+    for (size_t i = 0; i < big_size; i += 64) /* a word per cache line: a stale page shows */
+        stale += again[i] != 0;
+    for (size_t i = 0; i < sizeof touched / sizeof *touched; i++)
+        stale += again[touched[i]] != 0;
+    ok(again == big && ragain.serial == rbig.serial && stale == 0,
+       "a large spare holding a few pages comes back, its touched pages zeroed (%zu stale)",
+       stale);
+    /* One holding more than all spares may is closed at once. */
+    memset(again, 1, FR_SEG_SPARE_BYTES + pg);
+    fr_seg_free(again);
+    ok(fcntl(ragain.fd, F_GETFD) < 0, "a segment holding over FR_SEG_SPARE_BYTES is closed at once");
 
     int fds[FR_SEG_SPARES + 1];
     char *p[FR_SEG_SPARES + 1];
