@@ -41,8 +41,7 @@ typedef struct xfer {
  * `ordinal`, which brings a reply, if it continues such a run; returns whether it did. */
 static int reply_covers(fr_peer *p, uint64_t ordinal)
 {
-    uint64_t known = p->replies_cover > p->remote_upto ? p->replies_cover : p->remote_upto;
-    if (known != ordinal - 1)
+    if (fr_peer_replies_known(p) != ordinal - 1)
         return 0;
     p->replies_cover = ordinal;
     p->replies_due++;

@@ -467,12 +467,18 @@ void fr_op_release(fr_op *op);
 /* Operations issued to the target that have not left yet, in either form. */
 static inline int fr_peer_unsent(const fr_peer *p) { return p->cq.n > 0 || p->packed.len > 0; }
 
+/* My operations to p up to this one are known complete there, or will be by the replies
+ * already counted (fr_peer.replies_cover, am_send.c). */
+static inline uint64_t fr_peer_replies_known(const fr_peer *p)
+{
+    return p->replies_cover > p->remote_upto ? p->replies_cover : p->remote_upto;
+}
+
 /* Will the replies of what is sent to p, once the operations queued for it leave, prove all of
- * it complete (fr_peer.replies_cover, am_send.c)? Then a flush asks for no acknowledgement. */
+ * it complete? Then a flush asks for no acknowledgement. */
 static inline int fr_peer_replies_will_cover(const fr_peer *p)
 {
-    uint64_t known = p->replies_cover > p->remote_upto ? p->replies_cover : p->remote_upto;
-    if (known != p->ops_sent || fr_peer_unsent(p))
+    if (fr_peer_replies_known(p) != p->ops_sent || fr_peer_unsent(p))
         return 0;
     for (size_t i = 0; i < p->q.n; i++)
         if (!fr_op_fetches(&p->q.ops[i]))
