@@ -159,10 +159,10 @@ short_copy(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatyp
         !(at = fr_rma_short_at(p, tdisp, bytes)))
         return 0;
     if (kind == FR_OP_PUT) {
-        memmove(at, oaddr, (size_t)bytes);
+        fr_copy_bytes(at, oaddr, (size_t)bytes);
         w->st.puts++;
     } else {
-        memmove((void *)oaddr, at, (size_t)bytes);
+        fr_copy_bytes((void *)oaddr, at, (size_t)bytes);
         w->st.gets++;
     }
     w->st.bytes += (uint64_t)bytes;

@@ -133,6 +133,8 @@ void *fr_xrealloc(void *p, size_t n);       /* idem */
 /* Make the array *pp (capacity *cap elements of elem bytes) hold at least need elements,
  * doubling; overflow-checked. */
 void fr_grow(void *pp, size_t *cap, size_t need, size_t elem);
+/* memmove(dst, src, n), large copies in pieces that stay on libc's fastest path (mem.c). */
+void fr_copy_bytes(void *dst, const void *src, size_t n);
 
 /* Abort the job on an internal invariant violation or an unexpected MPI failure. */
 void fr_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

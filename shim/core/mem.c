@@ -1,9 +1,12 @@
-/* mem.c - allocation that never returns NULL, and the end of the job on an invariant violation. */
+/* mem.c - allocation that never returns NULL, copies of window data, and the end of the job on
+ * an invariant violation. */
 #include "fr.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void (*at_fatal)(void);
 
@@ -45,6 +48,26 @@ void fr_grow(void *pp, size_t *cap, size_t need, size_t elem)
         fr_fatal("array of %zu x %zu bytes overflows", n, elem);
     *(void **)pp = fr_xrealloc(*(void **)pp, bytes);
     *cap = n;
+}
+
+/* glibc's memcpy leaves `rep movsb` for a vector loop from rep_movsb_stop_threshold on, which on
+ * AMD processors is the L2 cache's size (1 MiB on the EPYC here; 512 KiB on older ones): a 1 MiB
+ * put took 21.1 us against 17.9 for `rep movsb`, what Open MPI's puts reach through the kernel's
+ * copy, and 18.2 in pieces of 256 KiB (4 MiB: 80.7 / 77.4; 64 MiB: 3226 / 2785). Pieces keep
+ * every size on the path that its smaller copies take anyway. Overlapping ranges (a process's
+ * own window into itself) go whole through memmove. */
+#define COPY_PIECE ((size_t)256 << 10)
+
+void fr_copy_bytes(void *dst, const void *src, size_t n)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (n <= COPY_PIECE || (d < s + n && s < d + n)) {
+        memmove(dst, src, n);
+        return;
+    }
+    for (size_t off = 0; off < n; off += COPY_PIECE)
+        memcpy((char *)dst + off, (const char *)src + off,
+               n - off < COPY_PIECE ? n - off : COPY_PIECE);
 }
 
 void fr_fatal(const char *fmt, ...)

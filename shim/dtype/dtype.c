@@ -363,7 +363,7 @@ int fr_pack(const void *buf, int count, const fr_dtype *d, void *out, size_t out
     if (rc != MPI_SUCCESS || bytes == 0)
         return rc;
     if (d->contiguous) {
-        memcpy(out, buf, (size_t)bytes);
+        fr_copy_bytes(out, buf, (size_t)bytes);
         return MPI_SUCCESS;
     }
     for (int done = 0, n; done < count; done += n) {
@@ -392,7 +392,7 @@ int fr_unpack(const void *in, size_t len, void *buf, int count, const fr_dtype *
     if (rc != MPI_SUCCESS || bytes == 0)
         return rc;
     if (d->contiguous) {
-        memcpy(buf, in, (size_t)bytes);
+        fr_copy_bytes(buf, in, (size_t)bytes);
         return MPI_SUCCESS;
     }
     for (int done = 0, n; done < count; done += n) {
@@ -418,7 +418,7 @@ int fr_copy_typed(const void *src, int scount, const fr_dtype *sdt, void *dst, i
     if (bytes == 0)
         return MPI_SUCCESS;
     if (sdt->contiguous && ddt->contiguous) {
-        memmove(dst, src, bytes);
+        fr_copy_bytes(dst, src, bytes);
         return MPI_SUCCESS;
     }
     if (sdt->contiguous)

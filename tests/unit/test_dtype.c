@@ -18,7 +18,7 @@ static uint64_t forgotten;
 
 #define NTYPES 29
 #define RT_CHECKS 9 /* checks per round-tripped type, see roundtrip() */
-#define OTHER_CHECKS 32
+#define OTHER_CHECKS 35
 
 static int err_class(int rc)
 {
@@ -737,6 +737,41 @@ static void test_pack_bounds(void)
     MPI_Type_free(&t);
 }
 
+/* ---- large contiguous copies (fr_copy_bytes: in pieces, core/mem.c) ---- */
+
+/* n bytes from src to dst through a contiguous MPI_BYTE copy, checked against memmove's result
+ * on a second copy of the same memory. */
+static int copy_matches(unsigned char *mem, unsigned char *ref, size_t len, size_t dst,
+                        size_t src, size_t n)
+{
+    for (size_t i = 0; i < len; i++)
+        mem[i] = ref[i] = (unsigned char)(i * 131 + (i >> 12) * 7 + 1);
+    fr_dtype *b;
+    fr_dtype_get(MPI_BYTE, &b);
+    int rc = fr_copy_typed(mem + src, (int)n, b, mem + dst, (int)n, b, n);
+    memmove(ref + dst, ref + src, n);
+    return rc == MPI_SUCCESS && memcmp(mem, ref, len) == 0;
+}
+
+static void test_large_copies(void)
+{
+    const size_t piece = (size_t)256 << 10, len = 4 * piece + 8192;
+    unsigned char *mem = malloc(len), *ref = malloc(len);
+    int ok_sizes = 1;
+    /* around the piece and its multiples, from and to odd places */
+    const size_t sizes[] = {piece - 1, piece, piece + 1, 2 * piece + 3, (size_t)1 << 20,
+                            3 * piece + 4095};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        ok_sizes &= copy_matches(mem, ref, len, len - sizes[i] - 5, 3, sizes[i]);
+    ok(ok_sizes, "large contiguous copies, in pieces, land every byte where memmove does");
+    ok(copy_matches(mem, ref, len, 4096, 0, 3 * piece + 1000),
+       "an overlapping large copy forward (destination above the source) is right");
+    ok(copy_matches(mem, ref, len, 0, 4096 + 17, 3 * piece + 1000),
+       "an overlapping large copy backward (destination below the source) is right");
+    free(mem);
+    free(ref);
+}
+
 int main(int argc, char **argv)
 {
     rt types[64];
@@ -756,6 +791,7 @@ int main(int argc, char **argv)
     test_fuzz(types, ntypes); /* 3 */
     test_lifetime();    /* 6 */
     test_pack_bounds(); /* 4 */
+    test_large_copies(); /* 3 */
     test_runs(types, ntypes); /* 6 */
     for (int i = 0; i < ntypes; i++)
         if (fr_dtype_predef_index(types[i].t) < 0 && strncmp(types[i].name, "f90 ", 4) != 0)
