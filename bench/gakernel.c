@@ -24,8 +24,12 @@
  * one MPI_Win_allocate window per --sizes entry (1K,16K,256K,1M), open each with lock_all, put
  * (or accumulate, MPI_REPLACE, every other window) up to 16 KiB of stamped doubles into the
  * right neighbour's part, close it with unlock_all; then a barrier, each rank checks its left
- * neighbour's stamps, and the windows are freed. The "/nowinchurn" variants skip the temporary
- * windows (the phase barriers stay), so that their difference is the windows' cost.
+ * neighbour's stamps, and the windows are freed. Last, like ARMCI-MPI's local scratch
+ * (ARMCI_Malloc_local), each rank takes an MPI_Alloc_mem block of --scratch bytes (default
+ * 40 MiB), writes SCRATCH_PAGES (92) of its pages and frees it: NWChem's SCF does that about 200
+ * times a run (a fifth of its CPU time natively, in page faults and munmap). The "/nowinchurn"
+ * variants skip the temporary windows and the scratch block (the phase barriers stay), so that
+ * their difference is what those cost.
  *
  * Checked after every run (warm-up and timed): D holds small integers and every product of a task
  * is exact in doubles, so F must equal, element by element, the sum of the contributions of every
@@ -70,6 +74,8 @@
 #define DEFAULT_REPS 3
 #define DEFAULT_CHURN 50
 #define DEFAULT_BLOCK 128
+#define DEFAULT_SCRATCH ((long)40 << 20)
+#define SCRATCH_PAGES 92
 
 typedef struct patch {
     int owner, row, col; /* the owner's block, and the patch's first element in it */
@@ -90,6 +96,7 @@ typedef struct ga {
     int ninner, inner[MAX_DIMS]; /* indices in dim */
     MPI_Datatype type[2 * MAX_DIMS][2 * MAX_DIMS]; /* h x w patch of an N-wide block */
     int churn;                                     /* K */
+    long scratch_bytes;                            /* --scratch */
     const size_t *tmp_sizes;
     int ntmp;
     bench_win D, F, ctr;
@@ -143,6 +150,7 @@ static int parse_ints(const char *opt, const char *v, int *out, int max)
 
 typedef struct own_opts {
     int help, tasks, churn, block, warmup_given, flavor_given, reps_given;
+    long scratch;
     int nedge, edge[MAX_DIMS], ninner, inner[MAX_DIMS];
 } own_opts;
 
@@ -153,6 +161,7 @@ static void own_options(int *argc, char **argv, own_opts *g)
     g->tasks = DEFAULT_TASKS;
     g->churn = DEFAULT_CHURN;
     g->block = DEFAULT_BLOCK;
+    g->scratch = DEFAULT_SCRATCH;
     g->nedge = parse_ints("--patch", "8,16,32,64", g->edge, MAX_DIMS);
     g->ninner = parse_ints("--inner", "8,16", g->inner, MAX_DIMS);
     int n = 1;
@@ -168,6 +177,8 @@ static void own_options(int *argc, char **argv, own_opts *g)
             g->churn = parse_int(opt, val, 1, 100000000);
         else if (strcmp(opt, "--block") == 0)
             g->block = parse_int(opt, val, 8, 4096);
+        else if (strcmp(opt, "--scratch") == 0)
+            g->scratch = (long)parse_int(opt, val, 0, 1 << 30);
         else if (strcmp(opt, "--patch") == 0)
             g->nedge = parse_ints(opt, val, g->edge, MAX_DIMS);
         else if (strcmp(opt, "--inner") == 0)
@@ -196,7 +207,8 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: gakernel [--impl native|flexrma] [--transport LABEL] [--tasks T] [--reps R]\n"
-            "       [--warmup W] [--churn K] [--block N] [--patch LIST] [--inner LIST]\n"
+            "       [--warmup W] [--churn K] [--block N] [--scratch BYTES] [--patch LIST]\n"
+            "       [--inner LIST]\n"
             "       [--sizes LIST] [--flavor LIST]\n"
             "  --impl, --transport  labels of the CSV rows; --impl must match the library\n"
             "                       that provides MPI_Put (libflexrma when preloaded)\n"
@@ -207,6 +219,8 @@ static void usage(void)
             "  --churn K     tasks per phase: temporary windows and a barrier after each\n"
             "                (default %d)\n"
             "  --block N     each rank's block of each array: N x N doubles (default %d)\n"
+            "  --scratch B   an MPI_Alloc_mem block of B bytes taken and freed per phase, %d of\n"
+            "                its pages written; 0 for none (default 40 MiB)\n"
             "  --patch LIST  patch heights and widths m, n to draw from (default 8,16,32,64)\n"
             "  --inner LIST  inner dimensions k of the product (default 8,16)\n"
             "  --sizes LIST  the temporary windows of a phase, bytes (default 1K,16K,256K,1M)\n"
@@ -214,7 +228,7 @@ static void usage(void)
             "                (MPI_Win_create over MPI_Alloc_mem memory); default allocate,create\n"
             "Prints CSV rows: program,variant,implementation,transport,ranks,bytes,"
             "median_us,ratio_to_pt2pt\n",
-            DEFAULT_TASKS, DEFAULT_REPS, DEFAULT_CHURN, DEFAULT_BLOCK);
+            DEFAULT_TASKS, DEFAULT_REPS, DEFAULT_CHURN, DEFAULT_BLOCK, SCRATCH_PAGES);
 }
 
 /* ---- the tasks ---- */
@@ -423,6 +437,13 @@ static int churn(ga *g, int ph)
     }
     for (int i = 0; i < g->ntmp; i++)
         MPI_Win_free(&win[i]);
+    if (g->scratch_bytes > 0) {
+        char *scratch;
+        MPI_Alloc_mem((MPI_Aint)g->scratch_bytes, MPI_INFO_NULL, &scratch);
+        for (long off = 0; off < (long)SCRATCH_PAGES * 4096 && off < g->scratch_bytes; off += 4096)
+            scratch[off] = (char)(off >> 12);
+        MPI_Free_mem(scratch);
+    }
     return wrong;
 }
 
@@ -561,7 +582,7 @@ int main(int argc, char **argv)
     long W = oo.warmup_given ? o.warmup : (oo.churn < T ? oo.churn : T);
 
     ga g = {.rank = o.rank, .size = o.size, .N = oo.block, .churn = oo.churn,
-            .tmp_sizes = o.sizes, .ntmp = o.nsizes};
+            .scratch_bytes = oo.scratch, .tmp_sizes = o.sizes, .ntmp = o.nsizes};
     int dims[2] = {0, 0};
     MPI_Dims_create(o.size, 2, dims);
     g.pr = dims[0];

@@ -438,8 +438,10 @@ def md_gakernel(res, runs_note):
            "them (a small dgemm: the compute row is this product alone, per task), and "
            "accumulates the result into F at a random owner (MPI_SUM), flushes. After every "
            "phase of K tasks, temporary MPI_Win_allocate windows (1 KiB-1 MiB, lock_all, one "
-           "put or accumulate, unlock_all, free) and a barrier; /nowinchurn: the barrier "
-           "alone, so the difference is the windows' cost. allocate: the arrays in "
+           "put or accumulate, unlock_all, free) and a barrier, then a 40 MiB MPI_Alloc_mem "
+           "block with 92 pages written and freed (ARMCI-MPI's local scratch, as NWChem's "
+           "SCF takes it); /nowinchurn: the barrier alone, so the difference is their cost. "
+           "allocate: the arrays in "
            "MPI_Win_allocate windows; create: MPI_Win_create over MPI_Alloc_mem memory. "
            "Every run checks F element by element, its total, the counters and the "
            "temporary windows' data. flexrma / native: flexrma's time over the native run's, "
@@ -483,7 +485,7 @@ def md_gakernel(res, runs_note):
                             [num(None if cost[i] is None or not cost[IMPLS[0]]
                                  else cost[i] / cost[IMPLS[0]]) for i in others])
             if rows:
-                out.append(f"\n## {ranks} ranks: the temporary windows' share of a task (µs): "
+                out.append(f"\n## {ranks} ranks: the temporary windows' and scratch's share of a task (µs): "
                            "with them minus /nowinchurn\n\n")
                 out.append(table(["Variant"] + [LABEL[i] for i in impls] +
                                  [f"{LABEL[i]} / native" for i in others], rows))
