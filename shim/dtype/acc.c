@@ -257,7 +257,7 @@ int fr_acc_reduce(acc_run *a, const void *vin, const acc_piece *p, size_t np, si
             rc = move_elems((const unsigned char *)vin + p[i].k0 * ext, p[i].at, p[i].n, a->e);
         return rc;
     }
-    if (np == 1 && a->e->contiguous && (uintptr_t)p->at % a->align == 0)
+    if (np == 1 && a->e->contiguous && fr_acc_aligned(a, p->at))
         return fr_acc_reduce_local(a, vin, p->at, n);
     unsigned char *io = fr_acc_scratch(a, &a->io);
     for (size_t i = 0; i < np && rc == MPI_SUCCESS; i++)
@@ -279,7 +279,7 @@ static int operands(acc_run *a, const unsigned char **view)
     }
     const unsigned char *src = a->packed + a->first * (size_t)a->e->size;
 
-    if (a->e->contiguous && (uintptr_t)src % a->align == 0) {
+    if (a->e->contiguous && fr_acc_aligned(a, src)) {
         *view = src;
         return MPI_SUCCESS;
     }
@@ -363,7 +363,7 @@ static int small_shared(acc_run *a, void *target_addr, size_t n, size_t bytes)
     } in, old;
     const unsigned char *vin = a->packed;
     unsigned char *vout = a->fetch;
-    if (vin && (uintptr_t)vin % a->align != 0) {
+    if (vin && !fr_acc_aligned(a, vin)) {
         memcpy(in.b, vin, bytes);
         vin = in.b;
     }
@@ -376,6 +376,27 @@ static int small_shared(acc_run *a, void *target_addr, size_t n, size_t bytes)
         free(a->io);
     if (rc == MPI_SUCCESS && vout == old.b)
         memcpy(a->fetch, old.b, bytes);
+    return rc;
+}
+
+/* One contiguous run of any length into shared memory, without a batch's pieces (zeroing an
+ * acc_run and walking the type's runs cost a sixth of a 1 KiB accumulate): when the operands
+ * are aligned for MPI_Reduce_local in place, as the batch would then use them, and the values
+ * before, if fetched, do not overlap them (MPI forbids it; the batch path copes). a: as for
+ * small_shared. */
+static int whole_run(const acc_run *a, const void *target_addr, size_t bytes)
+{
+    const unsigned char *in = a->packed, *out = a->fetch;
+    return (!in || fr_acc_aligned(a, in)) && fr_acc_aligned(a, target_addr) &&
+           !(in && out && out < in + bytes && in < out + bytes);
+}
+
+static int shared_run(acc_run *a, void *target_addr, size_t n)
+{
+    a->chunk = n;
+    a->io = NULL;
+    int rc = fr_acc_shared_run(a, target_addr, n, a->packed, a->fetch);
+    free(a->io);
     return rc;
 }
 
@@ -401,17 +422,21 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
     /* Not for 1- and 2-byte integers: how their sums overflow is the MPI library's to say
      * (Open MPI 4.1's vector code saturates, open-mpi/ompi#8045); a wrapping add could differ. */
     int int_sum = op == MPI_SUM && e->size >= 4 && (TC(tclass) & TC_INTEGER);
-    if (share && packed_len <= SMALL_BYTES && tinfo->contiguous && e->contiguous) {
-        acc_run few; /* see small_shared: not zeroed */
-        few.e = e;
-        few.op = op;
-        few.int_sum = int_sum;
-        few.atomic = fr_acc_atomic_width(e) != 0;
-        few.align = elem_align(e);
-        few.share = share;
-        few.packed = op == MPI_NO_OP ? NULL : packed;
-        few.fetch = fetched;
-        return small_shared(&few, target_addr, packed_len / (size_t)e->size, packed_len);
+    if (share && tinfo->contiguous && e->contiguous) {
+        acc_run one; /* see small_shared: not zeroed */
+        one.e = e;
+        one.op = op;
+        one.int_sum = int_sum;
+        one.atomic = fr_acc_atomic_width(e) != 0;
+        one.align = elem_align(e);
+        one.share = share;
+        one.packed = op == MPI_NO_OP ? NULL : packed;
+        one.fetch = fetched;
+        size_t n = packed_len / (size_t)e->size;
+        if (packed_len <= SMALL_BYTES)
+            return small_shared(&one, target_addr, n, packed_len);
+        if (whole_run(&one, target_addr, packed_len))
+            return shared_run(&one, target_addr, n);
     }
     acc_run a = {.e = e, .op = op, .share = share, .int_sum = int_sum, .target = target_addr,
                  .packed = op == MPI_NO_OP ? NULL : packed, .fetch = fetched};
@@ -431,7 +456,7 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
      * whole accumulate is one batch, combined with one MPI_Reduce_local (acc_shared.c: over all
      * its stripes at once). */
     int in_place = tinfo->contiguous && a.e->contiguous && a.packed &&
-                   (uintptr_t)a.packed % a.align == 0 && (uintptr_t)target_addr % a.align == 0;
+                   fr_acc_aligned(&a, a.packed) && fr_acc_aligned(&a, target_addr);
     a.chunk = (in_place && nelem <= INT_MAX) || nelem < ACC_CHUNK ? nelem : ACC_CHUNK;
     rc = fr_dtype_each_run(tinfo, target_count, a.e, add_run, &a);
     if (rc == MPI_SUCCESS)

@@ -5,6 +5,8 @@
 
 #include "acc.h"
 
+#include <stdint.h>
+
 /* Consecutive target elements: n elements of the element type from at, one extent apart; their
  * origin operands are elements k0 .. k0 + n - 1 of the batch. */
 typedef struct acc_piece {
@@ -41,6 +43,13 @@ typedef struct acc_run {
     unsigned char *in, *io, *old; /* scratch arrays of chunk elements of e, made on demand */
     acc_pieces group;       /* acc_shared.c: the pieces of one stripe */
 } acc_run;
+
+/* Is p aligned as MPI_Reduce_local may assume for the run's elements? (a->align is a power of
+ * two: a mask, not a division, which was a sixth of an accumulate's setup.) */
+static inline int fr_acc_aligned(const acc_run *a, const void *p)
+{
+    return ((uintptr_t)p & (a->align - 1)) == 0;
+}
 
 /* A scratch array of a->chunk elements of e in *p, allocated on first use. */
 unsigned char *fr_acc_scratch(const acc_run *a, unsigned char **p);
