@@ -345,6 +345,26 @@ static int add_run(void *arg, MPI_Aint disp, size_t first, size_t n)
     return rc;
 }
 
+#define SMALL_BYTES 64
+
+/* Do the n bytes at x and at y overlap? */
+static int overlap(const unsigned char *x, const unsigned char *y, size_t n)
+{
+    return x < y + n && y < x + n;
+}
+
+/* The n elements at target_addr, straight to their stripes (fr_acc_shared_run) without a batch;
+ * the scratch its exclusive branch may take for them (chunk n) is freed here. */
+static int shared_run(acc_run *a, void *target_addr, size_t n, const unsigned char *vin,
+                      unsigned char *vout)
+{
+    a->chunk = n;
+    a->io = NULL;
+    int rc = fr_acc_shared_run(a, target_addr, n, vin, vout);
+    free(a->io);
+    return rc;
+}
+
 /* A few consecutive elements (at most SMALL_BYTES) into memory others combine into too
  * (MPI_Fetch_and_op, short accumulates): straight to their stripe, without a batch's pieces
  * and scratch buffers. The operands are copied to aligned memory on the stack only when they
@@ -353,8 +373,7 @@ static int add_run(void *arg, MPI_Aint disp, size_t first, size_t n)
  * overlaps the operands (MPI forbids it; a copy keeps the operands intact all the same).
  * a: only the fields about the operation are set (the batch's are not zeroed: an acc_run is
  * large, and zeroing it was a fifth of an 8-byte MPI_Get_accumulate); run_group reads no
- * others, and its exclusive branch may take scratch for n elements (chunk n), freed here. */
-#define SMALL_BYTES 64
+ * others (shared_run). */
 static int small_shared(acc_run *a, void *target_addr, size_t n, size_t bytes)
 {
     union {
@@ -367,13 +386,9 @@ static int small_shared(acc_run *a, void *target_addr, size_t n, size_t bytes)
         memcpy(in.b, vin, bytes);
         vin = in.b;
     }
-    if (vout && vin && vout < vin + bytes && vin < vout + bytes)
+    if (vout && vin && overlap(vout, vin, bytes))
         vout = old.b;
-    a->chunk = n;
-    a->io = NULL;
-    int rc = fr_acc_shared_run(a, target_addr, n, vin, vout);
-    if (a->io)
-        free(a->io);
+    int rc = shared_run(a, target_addr, n, vin, vout);
     if (rc == MPI_SUCCESS && vout == old.b)
         memcpy(a->fetch, old.b, bytes);
     return rc;
@@ -388,17 +403,9 @@ static int whole_run(const acc_run *a, const void *target_addr, size_t bytes)
 {
     const unsigned char *in = a->packed, *out = a->fetch;
     return (!in || fr_acc_aligned(a, in)) && fr_acc_aligned(a, target_addr) &&
-           !(in && out && out < in + bytes && in < out + bytes);
+           !(in && out && overlap(out, in, bytes));
 }
 
-static int shared_run(acc_run *a, void *target_addr, size_t n)
-{
-    a->chunk = n;
-    a->io = NULL;
-    int rc = fr_acc_shared_run(a, target_addr, n, a->packed, a->fetch);
-    free(a->io);
-    return rc;
-}
 
 int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const fr_dtype *tinfo,
                  const void *packed, size_t packed_len, MPI_Op op, void *fetched)
@@ -436,7 +443,7 @@ int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const
         if (packed_len <= SMALL_BYTES)
             return small_shared(&one, target_addr, n, packed_len);
         if (whole_run(&one, target_addr, packed_len))
-            return shared_run(&one, target_addr, n);
+            return shared_run(&one, target_addr, n, one.packed, one.fetch);
     }
     acc_run a = {.e = e, .op = op, .share = share, .int_sum = int_sum, .target = target_addr,
                  .packed = op == MPI_NO_OP ? NULL : packed, .fetch = fetched};

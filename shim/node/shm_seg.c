@@ -495,8 +495,6 @@ void fr_mem_prefault(void *addr, size_t len)
 
 /* ---- borrowed segments: the program's own pages, moved in place ---- */
 
-/* The runs of pages that may hold data (run_fn above, segment_runs for a segment's file). */
-
 /* Program memory [at, at + bytes): the pages /proc/self/pagemap shows resident or swapped. */
 static int private_runs(char *at, size_t bytes, run_fn fn, void *arg)
 {
