@@ -61,13 +61,14 @@ static void print_one(int rank, const saved *s)
     fprintf(stderr,
             "flexrma stats: rank %d win %d: members %d puts %llu gets %llu accs %llu bytes %llu "
             "epochs fence %llu pscw %llu lock %llu peers shm %d am %d direct %llu closed %llu "
-            "bumps shm %llu packet %llu gone %llu acc atomic %llu locked %llu "
+            "bumps shm %llu lane %llu packet %llu gone %llu acc atomic %llu locked %llu "
             "batches ring %llu msg %llu sync atomics %llu collectives %llu held %llu\n",
             rank, s->id, s->size, (unsigned long long)st->puts, (unsigned long long)st->gets,
             (unsigned long long)st->accs, (unsigned long long)st->bytes,
             (unsigned long long)st->fences, (unsigned long long)st->pscw,
             (unsigned long long)st->locks, s->nshm, s->nam, (unsigned long long)st->direct,
             (unsigned long long)st->closed_direct, (unsigned long long)st->bumps_shm,
+            (unsigned long long)st->bumps_lane,
             (unsigned long long)st->bumps_pkt, (unsigned long long)st->bumps_gone,
             (unsigned long long)st->acc_atomic, (unsigned long long)st->acc_locked,
             (unsigned long long)st->batches_ring, (unsigned long long)st->batches_msg,

@@ -89,4 +89,27 @@ static inline void fr_shm_counter_set(volatile AO_t *word, uint32_t gen)
     AO_store_release(word, fr_shm_word(gen, 0));
 }
 
+/* ---- lanes: one writer per word, no atomic ----
+ * A lane word counts the bumps of one origin into one counter slot, for the window's whole life
+ * (never reset: the owner remembers where each counter started). Its only writer is that origin,
+ * which keeps the total itself, so a bump is one plain store, not a compare-and-swap: the locked
+ * instruction waits until it owns the line the owner keeps polling (and, being a full barrier,
+ * until the data stored before it has left too), where a store leaves at once through the store
+ * buffer. Loading the lane first would not do either: the load fetches the line shared, the store
+ * then needs a second transfer to own it. In a notified halo exchange the compare-and-swap was a
+ * third of a step (issue 34). The owner adds the lanes of a counter to its word; lanes only grow,
+ * so their sum does too. */
+
+/* The origin: its lane now holds `total` bumps (one more than its last store). The caller holds
+ * the engine lock, so no thread of this process writes the lane at the same time. */
+static inline void fr_shm_lane_store(volatile AO_t *lane, uint64_t total)
+{
+    /* release: the covered operations' data is visible before the bump (pairs with the owner's
+     * acquire in fr_shm_lane_load). */
+    AO_store_release(lane, (AO_t)total);
+}
+
+/* The owner: the bumps in a lane. */
+static inline AO_t fr_shm_lane_load(const volatile AO_t *lane) { return AO_load_acquire(lane); }
+
 #endif

@@ -14,12 +14,56 @@
 
 int fr_counter_slot_shared(size_t slot) { return slot < FR_SHM_COUNTERS; }
 
+/* The bumps in c's lanes: only those of members that set their bit (acquire: a lane is read
+ * after the bit that announced it; a member writes no lane before its bit). */
+static uint64_t lanes_sum(const fr_counter *c)
+{
+    uint64_t sum = 0;
+    for (AO_t mask = AO_load_acquire(c->lane_mask); mask; mask &= mask - 1)
+        sum += fr_shm_lane_load(&c->lanes[__builtin_ctzll(mask)]);
+    return sum;
+}
+
+/* Open slot's lanes to bumpers of generation c->gen. Nobody writes them meanwhile (no member
+ * bumps this counter before its key is published), so what they hold now, left by the slot's
+ * earlier counters, is the base the counter's value starts from: lanes are never reset, their
+ * bumpers keep counting where they were (counter_bump.c). A counter without lanes closes them,
+ * whatever an earlier counter of the slot left open (a table dropped whole). */
+static void open_lanes(fr_win *w, fr_counter *c, uint32_t slot)
+{
+    fr_shm_state *s = w->state;
+    c->lanes = NULL;
+    if (!s || slot >= s->lane_slots)
+        return;
+    if (!c->lanes_wanted) {
+        AO_store_release(fr_shm_state_lane_gen(s, slot), 0);
+        return;
+    }
+    c->lanes = fr_shm_state_lane_row(s, slot);
+    c->lane_mask = fr_shm_state_lane_mask(s);
+    c->lane_base = lanes_sum(c);
+    /* release: nothing to publish but the generation itself (the lanes are the bumpers'). */
+    AO_store_release(fr_shm_state_lane_gen(s, slot), c->gen);
+}
+
 void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot)
 {
     c->word = fr_shm_state_counter(w->state, slot);
     c->taken = 0;
     if (c->word)
         fr_shm_counter_set(c->word, c->gen);
+    open_lanes(w, c, slot);
+}
+
+static uint32_t slot_of(const fr_win *w, const fr_counter *c)
+{
+    return (uint32_t)(c - w->counters->c);
+}
+
+void fr_counter_use_lanes(fr_win *w, fr_counter *c)
+{
+    c->lanes_wanted = 1;
+    open_lanes(w, c, slot_of(w, c));
 }
 
 void fr_counters_state_made(fr_win *w)
@@ -39,11 +83,16 @@ void fr_counter_close(fr_win *w, fr_counter *c)
     if (c->word)
         fr_shm_counter_set(c->word, 0);
     c->word = NULL;
+    if (c->lanes) /* the generation of a free slot is 0: no lane takes bumps */
+        AO_store_release(fr_shm_state_lane_gen(w->state, slot_of(w, c)), 0);
+    c->lanes = NULL;
+    c->lanes_wanted = 0;
 }
 
 uint64_t fr_counter_value(const fr_counter *c)
 {
-    return c->value + (c->word ? fr_shm_counter_load(c->word) - c->taken : 0);
+    uint64_t v = c->value + (c->word ? fr_shm_counter_load(c->word) - c->taken : 0);
+    return c->lanes ? v + lanes_sum(c) - c->lane_base : v;
 }
 
 void fr_counter_take(fr_counter *c, uint64_t n)
@@ -53,6 +102,10 @@ void fr_counter_take(fr_counter *c, uint64_t n)
     c->value -= own;
     if (n == own)
         return;
+    if (c->lanes) { /* the word's bumps may be fewer: taken from the lanes' part */
+        c->lane_base += n - own;
+        return;
+    }
     /* Remembered, not written: the bumpers keep the word's line to themselves. */
     c->taken += (uint32_t)(n - own);
     if (c->taken >= FR_SHM_TAKE_BATCH) {

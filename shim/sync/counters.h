@@ -41,6 +41,11 @@ typedef struct fr_counter {
                                         (fr_counter_take, FR_SHM_TAKE_BATCH) */
     uint32_t gen;                    /* never 0 once allocated (0 marks a free word) */
     int live;
+    int lanes_wanted;                /* opened for lanes when it has them (fr_counter_use_lanes) */
+    volatile AO_t *lanes;            /* its row of lanes in my shared state block, or NULL */
+    volatile AO_t *lane_mask;        /* ... and which of them members wrote */
+    uint64_t lane_base;              /* what its lanes held when it opened, plus the bumps
+                                        consumed from them: its lanes count sum - lane_base */
     size_t watch_at;                 /* 1 + its index in the watch list, 0 if not watched */
     fr_counter_waiter *head, *tail;  /* armed requests, in arming order */
 } fr_counter;
@@ -91,6 +96,13 @@ int fr_counter_slot_shared(size_t slot);
 void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot);
 /* The counter is freed: bumps that arrive in its word from now on fail (FR_SHM_GONE). */
 void fr_counter_close(fr_win *w, fr_counter *c);
+/* Let node peers bump c in lanes of their own (shm_counter.h) rather than with an atomic on its
+ * word, now and whenever it is opened again (fr_counters_state_made). Only for a counter that no
+ * member can bump after it is freed but before it is reused: a bump to a lane is never refused,
+ * so one landing late would count in the slot's next counter. The notification counters are
+ * such: they are freed and made only in collective calls, after every bump landed. Call it
+ * before the counter's key reaches anyone. */
+void fr_counter_use_lanes(fr_win *w, fr_counter *c);
 /* Unconsumed bumps (acquire: their data is visible to the caller). */
 uint64_t fr_counter_value(const fr_counter *c);
 /* Consume n <= fr_counter_value(c) bumps. */

@@ -52,11 +52,52 @@ int fr_bump_may_go_direct(fr_win *w, int target, uint64_t key)
     return word_of(w, target, key) && fr_peer_settled(&w->peers[target]);
 }
 
+/* My lane for the counter `key` of target, when its owner opened it for lanes and my member id
+ * has one; before my first lane bump there, my bit in its lane mask, so that the owner reads my
+ * lanes (the atomic OR is a full barrier: the bit is visible before any lane store of mine). The
+ * mask is read, not remembered: its line changes only when a member joins, so the load hits, and
+ * nothing here can go stale when the window's membership changes. */
+static volatile AO_t *my_lane(fr_win *w, int target, uint64_t key)
+{
+    fr_shm_state *s = w->peers[target].state;
+    uint32_t me = w->peers[w->rank].member_id;
+    volatile AO_t *lane = fr_shm_state_lane(s, fr_counter_key_slot(key), fr_counter_key_gen(key), me);
+    AO_t bit = (AO_t)1 << (me % 64);
+    if (lane && !(AO_load(fr_shm_state_lane_mask(s)) & bit))
+        AO_or_full(fr_shm_state_lane_mask(s), bit);
+    return lane;
+}
+
+/* My total in that lane so far (slot < FR_SHM_LANE_SLOTS). Kept here, as the lane's only writer
+ * knows it, so that a bump only stores; read from the lane once (a window's first bump there,
+ * or after its membership changed: the table follows the target's member id, never its rank). */
+static uint64_t *lane_total(fr_peer *p, uint32_t slot, const volatile AO_t *lane)
+{
+    if (!p->lane_totals)
+        p->lane_totals = fr_xmalloc(FR_SHM_LANE_SLOTS * sizeof *p->lane_totals);
+    if (p->lane_totals_of != p->member_id + 1) {
+        for (uint32_t i = 0; i < FR_SHM_LANE_SLOTS; i++)
+            p->lane_totals[i] = UINT64_MAX;
+        p->lane_totals_of = p->member_id + 1;
+    }
+    if (p->lane_totals[slot] == UINT64_MAX)
+        p->lane_totals[slot] = AO_load(lane);
+    return &p->lane_totals[slot];
+}
+
 fr_bump_way fr_bump_direct(fr_win *w, int target, uint64_t key)
 {
     volatile AO_t *word = word_of(w, target, key);
     if (!word || !fr_peer_settled(&w->peers[target]))
         return FR_BUMP_PACKET;
+    volatile AO_t *lane = my_lane(w, target, key);
+    if (lane) {
+        uint64_t *total = lane_total(&w->peers[target], fr_counter_key_slot(key), lane);
+        fr_shm_lane_store(lane, ++*total);
+        w->st.bumps_shm++;
+        w->st.bumps_lane++;
+        return FR_BUMP_APPLIED;
+    }
     switch (fr_shm_counter_bump(word, fr_counter_key_gen(key), &w->peers[target].bump_guess)) {
     case FR_SHM_BUMPED:
         w->st.bumps_shm++;

@@ -24,11 +24,19 @@
  *   7. the owner gives consumed bumps back to its word only in batches (FR_SHM_TAKE_BATCH): with
  *      the word and the owner's private tally set just below a batch, the neighbour's bumps,
  *      once consumed, make it give the whole batch back: the word holds its generation and no
- *      bump, and the counter keeps counting.
+ *      bump, and the counter keeps counting;
+ *   8. lanes (shm_counter.h): the notification counters of MPI_Win_notify_set_num take node
+ *      peers' bumps in a lane of each bumper, written with a plain store: the left neighbour's
+ *      zero-byte MPI_Put_notify calls all land in its lane (the statistics, and the lane word
+ *      itself), and MPI_Win_notify_get_value counts them; counters made anew in the same slots
+ *      start from zero (their lanes are zeroed before their keys are published), and a
+ *      synchronization counter that takes such a slot later is bumped with the atomic again,
+ *      counting right.
  * Linked with the internal library (tests/unit/CMakeLists.txt): it reads fr_win's statistics,
  * peers' mapped state blocks and fr_opt. */
 #include "sync_common.h"
 #include "sync/counters.h"
+#include "sync/notify.h"
 #include "node/shm_counter.h"
 #include "transport/shm_state.h"
 #include "transport/transport.h"
@@ -320,16 +328,96 @@ static void test_give_back(iwin *iw)
     shared_counter_free(iw->win, &mine, all);
 }
 
+/* ---- 8 ---- */
+#define LANE_BUMPS 25
+#define LANES_CHECKS 8
+static uint64_t lane_bumps(MPI_Win win) { return fr_win_lookup(win)->st.bumps_lane; }
+
+/* n zero-byte notifications of each index below nidx to the right neighbour, in a lock_all
+ * epoch. */
+static int notify_right(MPI_Win win, int n, int nidx)
+{
+    int rc = MPI_Win_lock_all(0, win);
+    for (int i = 0; i < n * nidx && rc == MPI_SUCCESS; i++)
+        rc = MPI_Put_notify(NULL, 0, MPI_INT, right(), 0, 0, MPI_INT, i % nidx, win);
+    int urc = MPI_Win_unlock_all(win);
+    return rc ? rc : urc;
+}
+
+static MPI_Count notify_value(MPI_Win win)
+{
+    MPI_Count v = -1;
+    MPI_Win_notify_get_value(win, 0, &v);
+    return v;
+}
+
+static void test_lanes(iwin *iw)
+{
+    fr_win *w = fr_win_lookup(iw->win);
+    int rc = MPI_Win_notify_set_num(iw->win, MPI_INFO_NULL, 2);
+    uint64_t l0 = lane_bumps(iw->win);
+    KEEP_RC(rc, notify_right(iw->win, LANE_BUMPS, 2));
+    is_int((long long)(lane_bumps(iw->win) - l0), shm ? 2 * LANE_BUMPS : 0,
+           "the notifications went into my lane at the right neighbour (%s)",
+           shm ? "shm" : "none under am");
+    uint64_t key = 0;
+    KEEP_RC(rc, fr_notify_key(w, right(), 0, &key));
+    volatile AO_t *lane = fr_shm_state_lane(w->peers[right()].state, fr_counter_key_slot(key),
+                                            fr_counter_key_gen(key),
+                                            w->peers[w->rank].member_id);
+    if (shm)
+        ok(lane && AO_load(lane) == LANE_BUMPS, "my lane there holds them all");
+    else
+        ok(!lane, "no lane under am");
+    MPI_Barrier(MPI_COMM_WORLD); /* every notification is applied once its call returned */
+    is_int(notify_value(iw->win), LANE_BUMPS, "MPI_Win_notify_get_value counts the lane's bumps");
+
+    /* Made anew (in one of the same slots, whose lanes hold LANE_BUMPS: the next generation):
+     * nothing carries over. */
+    KEEP_RC(rc, MPI_Win_notify_set_num(iw->win, MPI_INFO_NULL, 1));
+    is_int(notify_value(iw->win), 0, "a notification counter made anew starts from 0");
+    MPI_Barrier(MPI_COMM_WORLD); /* read before the left neighbour notifies again */
+    KEEP_RC(rc, notify_right(iw->win, 3, 1));
+    MPI_Barrier(MPI_COMM_WORLD);
+    is_int(notify_value(iw->win), 3, "and counts its own notifications");
+
+    /* No notifications: a synchronization counter takes the slot, without lanes, even if the
+     * slot's lanes were left open to the generation it gets (as a table dropped whole by
+     * MPI_Win_change_comm may leave them: counters begin at generation 1 again). */
+    uint32_t slot = w->notify->slot[0];
+    KEEP_RC(rc, MPI_Win_notify_set_num(iw->win, MPI_INFO_NULL, 0));
+    if (w->state)
+        AO_store(fr_shm_state_lane_gen(w->state, slot), w->counters->c[slot].gen + 1);
+    MPI_Sync mine, *all;
+    KEEP_RC(rc, shared_counter_alloc(iw->win, &mine, &all));
+    uint64_t l1 = lane_bumps(iw->win);
+    tally t1 = stats_of(iw->win);
+    KEEP_RC(rc, bumps(right(), all[right()], iw->win, 4));
+    tally t2 = stats_of(iw->win);
+    ok(wire_of(mine).slot == slot && slot < FR_SHM_LANE_SLOTS && lane_bumps(iw->win) == l1 &&
+           t2.shm - t1.shm == (shm ? 4u : 0u),
+       "a synchronization counter in a freed notification slot (%u) is bumped with the atomic",
+       slot);
+    int in_lanes = lane_bumps(iw->win) != l1; /* then the owner would never see them: */
+    MPI_Allreduce(MPI_IN_PLACE, &in_lanes, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!in_lanes) /* ... and consuming them would wait forever */
+        KEEP_RC(rc, consume(mine, 4, iw->win));
+    is_int(in_lanes ? -1 : sync_value(mine, iw->win), 0, "its 4 bumps consumed, none more");
+    is_int(rc, MPI_SUCCESS, "every call succeeded");
+    shared_counter_free(iw->win, &mine, all);
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     mode = fr_opt.transport;
     shm = mode != FR_TRANSPORT_AM;
     tap_plan(PATH_CHECKS + DATA_CHECKS + STALE_CHECKS + BEYOND_CHECKS + STRESS_CHECKS +
-             GIVE_BACK_CHECKS);
+             GIVE_BACK_CHECKS + LANES_CHECKS);
     iwin iw;
     swin_create(&iw, (size_t)(ROUNDS > 2 * nprocs ? ROUNDS : 2 * nprocs) * BLOCK);
-    test_path(&iw);
+    test_path(&iw);  /* first: the lazy variant checks that nothing attached before */
+    test_lanes(&iw); /* early: its counters get the low slots, which have lanes */
     test_data_then_bump(&iw);
     test_stale(&iw);
     test_beyond_table(&iw);
