@@ -231,7 +231,7 @@ void fr_win_peers_free(fr_win *w)
         free(p->bumps);
         free(p->open_ops);
         free(p->types_drop);
-        free(p->lane_totals);
+        free(p->lane_last);
         fr_u64map_destroy(&p->types_sent);
         fr_am_peer_types_free(p);
         for (fr_held *h = p->held, *next; h; h = next) {

@@ -90,26 +90,50 @@ static inline void fr_shm_counter_set(volatile AO_t *word, uint32_t gen)
 }
 
 /* ---- lanes: one writer per word, no atomic ----
- * A lane word counts the bumps of one origin into one counter slot, for the window's whole life
- * (never reset: the owner remembers where each counter started). Its only writer is that origin,
- * which keeps the total itself, so a bump is one plain store, not a compare-and-swap: the locked
- * instruction waits until it owns the line the owner keeps polling (and, being a full barrier,
- * until the data stored before it has left too), where a store leaves at once through the store
- * buffer. Loading the lane first would not do either: the load fetches the line shared, the store
- * then needs a second transfer to own it. In a notified halo exchange the compare-and-swap was a
- * third of a step (issue 34). The owner adds the lanes of a counter to its word; lanes only grow,
- * so their sum does too. */
+ * A lane word holds the bumps of one origin into one counter slot: the generation of the counter
+ * they were for in the upper 32 bits, their number in the lower 32, laid out as the counter word.
+ * Its only writer is that origin, which keeps the word it last stored, so a bump is one plain
+ * store, not a compare-and-swap: the locked instruction waits until it owns the line the owner
+ * keeps polling (and, being a full barrier, until the data stored before it has left too), where
+ * a store leaves at once through the store buffer. Loading the lane first would not do either:
+ * the load fetches the line shared, the store then needs a second transfer to own it. In a
+ * notified halo exchange the compare-and-swap was a third of a step (issue 34).
+ *
+ * The generation takes the place of the compare-and-swap's check: the bumper first reads the
+ * counter word (whose line only the owner writes once bumps go to lanes, so the load hits) and
+ * refuses a bump to a freed counter as before. Should the owner free the counter between that
+ * load and the store, the bump lands with the old generation, which the slot's next counter does
+ * not count: dropped, as the compare-and-swap would have dropped it, only unreported. The owner
+ * adds the lanes of its generation to the word. Lanes are never reset; a counter whose
+ * generation a lane already carries (a counter table dropped whole restarts at generation 1)
+ * starts from what it holds. */
 
-/* The origin: its lane now holds `total` bumps (one more than its last store). The caller holds
- * the engine lock, so no thread of this process writes the lane at the same time. */
-static inline void fr_shm_lane_store(volatile AO_t *lane, uint64_t total)
+/* A lane's bumps stop at this count (the lower half must not carry): then the word is bumped. */
+#define FR_SHM_LANE_MAX 0xffffffffu
+
+/* The origin bumps the counter of generation gen, whose word is `word`, in its lane. *last is
+ * what it last stored there (or what the lane held when it first looked); updated. The caller
+ * holds the engine lock, so no thread of this process writes the lane at the same time. */
+static inline fr_shm_bump fr_shm_lane_bump(volatile AO_t *lane, const volatile AO_t *word,
+                                           uint32_t gen, uint64_t *last)
 {
+    if ((uint32_t)(AO_load(word) >> 32) != gen)
+        return FR_SHM_GONE;
+    if ((uint32_t)(*last >> 32) != gen) /* my first bump of this counter: its count starts */
+        *last = fr_shm_word(gen, 0);
+    if ((uint32_t)*last == FR_SHM_LANE_MAX)
+        return FR_SHM_FULL;
     /* release: the covered operations' data is visible before the bump (pairs with the owner's
-     * acquire in fr_shm_lane_load). */
-    AO_store_release(lane, (AO_t)total);
+     * acquire in fr_shm_lane_count). */
+    AO_store_release(lane, (AO_t)++*last);
+    return FR_SHM_BUMPED;
 }
 
-/* The owner: the bumps in a lane. */
-static inline AO_t fr_shm_lane_load(const volatile AO_t *lane) { return AO_load_acquire(lane); }
+/* The owner: the bumps a lane holds for the counter of generation gen. */
+static inline uint32_t fr_shm_lane_count(const volatile AO_t *lane, uint32_t gen)
+{
+    AO_t v = AO_load_acquire(lane);
+    return (uint32_t)(v >> 32) == gen ? (uint32_t)v : 0;
+}
 
 #endif

@@ -1,10 +1,10 @@
-/* counter_shm.c - the owner's view of a counter whose bumps arrive in two places: node peers add
- * theirs to the counter's word in this process's shared state block (shm_counter.h), everyone
- * else (and a full word) sends BUMP packets, counted in fr_counter.value. A sync-object request
- * completes on their sum.
+/* counter_shm.c - the owner's view of a counter whose bumps arrive in three places: node peers
+ * store theirs in lanes of their own (counters in low slots) or add them to the counter's word,
+ * both in this process's shared state block (shm_counter.h); everyone else (and a full word)
+ * sends BUMP packets, counted in fr_counter.value. A sync-object request completes on their sum.
  *
- * Nobody tells the owner about a bump in the word, so a counter with armed requests is on the
- * window's watch list, and every progress pass (fr_counters_poll) reads its word with acquire
+ * Nobody tells the owner about a bump in the word or a lane, so a counter with armed requests is
+ * on the window's watch list, and every progress pass (fr_counters_poll) reads them with acquire
  * and serves it: the waits that run progress (fr_wait_until, the request hooks) spin on that
  * read briefly, then yield the core. A counter without armed requests is not polled: its bumps
  * simply wait in the word for the next MPI_Start or MPIX_Win_sync_read. */
@@ -14,56 +14,32 @@
 
 int fr_counter_slot_shared(size_t slot) { return slot < FR_SHM_COUNTERS; }
 
-/* The bumps in c's lanes: only those of members that set their bit (acquire: a lane is read
- * after the bit that announced it; a member writes no lane before its bit). */
+/* The bumps of c's generation in its lanes: only those of members that set their bit (acquire: a
+ * lane is read after the bit that announced it; a member writes no lane before its bit). */
 static uint64_t lanes_sum(const fr_counter *c)
 {
     uint64_t sum = 0;
     for (AO_t mask = AO_load_acquire(c->lane_mask); mask; mask &= mask - 1)
-        sum += fr_shm_lane_load(&c->lanes[__builtin_ctzll(mask)]);
+        sum += fr_shm_lane_count(&c->lanes[__builtin_ctzll(mask)], c->gen);
     return sum;
-}
-
-/* Open slot's lanes to bumpers of generation c->gen. Nobody writes them meanwhile (no member
- * bumps this counter before its key is published), so what they hold now, left by the slot's
- * earlier counters, is the base the counter's value starts from: lanes are never reset, their
- * bumpers keep counting where they were (counter_bump.c). A counter without lanes closes them,
- * whatever an earlier counter of the slot left open (a table dropped whole). */
-static void open_lanes(fr_win *w, fr_counter *c, uint32_t slot)
-{
-    fr_shm_state *s = w->state;
-    c->lanes = NULL;
-    if (!s || slot >= s->lane_slots)
-        return;
-    if (!c->lanes_wanted) {
-        AO_store_release(fr_shm_state_lane_gen(s, slot), 0);
-        return;
-    }
-    c->lanes = fr_shm_state_lane_row(s, slot);
-    c->lane_mask = fr_shm_state_lane_mask(s);
-    c->lane_base = lanes_sum(c);
-    /* release: nothing to publish but the generation itself (the lanes are the bumpers'). */
-    AO_store_release(fr_shm_state_lane_gen(s, slot), c->gen);
 }
 
 void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot)
 {
-    c->word = fr_shm_state_counter(w->state, slot);
+    fr_shm_state *s = w->state;
+    c->word = fr_shm_state_counter(s, slot);
     c->taken = 0;
-    if (c->word)
-        fr_shm_counter_set(c->word, c->gen);
-    open_lanes(w, c, slot);
-}
-
-static uint32_t slot_of(const fr_win *w, const fr_counter *c)
-{
-    return (uint32_t)(c - w->counters->c);
-}
-
-void fr_counter_use_lanes(fr_win *w, fr_counter *c)
-{
-    c->lanes_wanted = 1;
-    open_lanes(w, c, slot_of(w, c));
+    c->lanes = NULL;
+    if (!c->word)
+        return;
+    if (slot < s->lane_slots) {
+        c->lanes = fr_shm_state_lane_row(s, slot);
+        c->lane_mask = fr_shm_state_lane_mask(s);
+        /* Nobody bumps the counter before this: what lanes hold for its generation already was
+         * left by an earlier counter of the slot (shm_counter.h, "lanes"). */
+        c->lane_base = lanes_sum(c);
+    }
+    fr_shm_counter_set(c->word, c->gen);
 }
 
 void fr_counters_state_made(fr_win *w)
@@ -80,13 +56,11 @@ void fr_counters_state_made(fr_win *w)
 
 void fr_counter_close(fr_win *w, fr_counter *c)
 {
-    if (c->word)
+    (void)w;
+    if (c->word) /* generation 0: bumps to it are refused, in the word and in lanes */
         fr_shm_counter_set(c->word, 0);
     c->word = NULL;
-    if (c->lanes) /* the generation of a free slot is 0: no lane takes bumps */
-        AO_store_release(fr_shm_state_lane_gen(w->state, slot_of(w, c)), 0);
     c->lanes = NULL;
-    c->lanes_wanted = 0;
 }
 
 uint64_t fr_counter_value(const fr_counter *c)
@@ -100,14 +74,15 @@ void fr_counter_take(fr_counter *c, uint64_t n)
     /* The private part first: it costs no atomic. */
     uint64_t own = n < c->value ? n : c->value;
     c->value -= own;
-    if (n == own)
+    n -= own;
+    if (n == 0)
         return;
-    if (c->lanes) { /* the word's bumps may be fewer: taken from the lanes' part */
-        c->lane_base += n - own;
-        return;
-    }
+    /* Then the word's, which must be given back there in the end; the rest is the lanes'. */
+    uint64_t in_word = c->word ? fr_shm_counter_load(c->word) - c->taken : 0;
+    uint64_t from_word = n < in_word ? n : in_word;
+    c->lane_base += n - from_word;
     /* Remembered, not written: the bumpers keep the word's line to themselves. */
-    c->taken += (uint32_t)(n - own);
+    c->taken += (uint32_t)from_word;
     if (c->taken >= FR_SHM_TAKE_BATCH) {
         fr_shm_counter_take(c->word, c->taken);
         c->taken = 0;

@@ -41,8 +41,8 @@ typedef struct fr_counter {
                                         (fr_counter_take, FR_SHM_TAKE_BATCH) */
     uint32_t gen;                    /* never 0 once allocated (0 marks a free word) */
     int live;
-    int lanes_wanted;                /* opened for lanes when it has them (fr_counter_use_lanes) */
-    volatile AO_t *lanes;            /* its row of lanes in my shared state block, or NULL */
+    volatile AO_t *lanes;            /* its row of lanes in my shared state block, or NULL:
+                                        node peers bump there without atomics (shm_counter.h) */
     volatile AO_t *lane_mask;        /* ... and which of them members wrote */
     uint64_t lane_base;              /* what its lanes held when it opened, plus the bumps
                                         consumed from them: its lanes count sum - lane_base */
@@ -92,17 +92,11 @@ void fr_counter_unqueue(fr_counter *c, fr_counter_waiter *so);
 /* ---- a counter's bumps in both places (counter_shm.c) ---- */
 /* Has slot a word in a shared state block (when the window has one)? */
 int fr_counter_slot_shared(size_t slot);
-/* A new counter (generation c->gen) in slot: its word, if my block has one for the slot. */
+/* A new counter (generation c->gen) in slot: its word, if my block has one for the slot, and
+ * its lanes, if the slot has them. */
 void fr_counter_open(fr_win *w, fr_counter *c, uint32_t slot);
 /* The counter is freed: bumps that arrive in its word from now on fail (FR_SHM_GONE). */
 void fr_counter_close(fr_win *w, fr_counter *c);
-/* Let node peers bump c in lanes of their own (shm_counter.h) rather than with an atomic on its
- * word, now and whenever it is opened again (fr_counters_state_made). Only for a counter that no
- * member can bump after it is freed but before it is reused: a bump to a lane is never refused,
- * so one landing late would count in the slot's next counter. The notification counters are
- * such: they are freed and made only in collective calls, after every bump landed. Call it
- * before the counter's key reaches anyone. */
-void fr_counter_use_lanes(fr_win *w, fr_counter *c);
 /* Unconsumed bumps (acquire: their data is visible to the caller). */
 uint64_t fr_counter_value(const fr_counter *c);
 /* Consume n <= fr_counter_value(c) bumps. */

@@ -25,14 +25,11 @@ static uint64_t bumps(fr_win *w, const fr_notify *n, int idx)
     return fr_counter_value(&w->counters->c[n->slot[idx]]);
 }
 
-/* Counters of mine for every index; base[] already holds what they start from. Node peers bump
- * them in lanes (fr_counter_use_lanes): they are made and freed only in collective calls
- * (MPI_Win_notify_set_num, the window's creation with notifications, MPI_Win_change_comm,
- * MPI_Win_free), after every notification to them landed, and their keys are published after. */
+/* Counters of mine for every index; base[] already holds what they start from. */
 static void make_counters(fr_win *w, fr_notify *n)
 {
     for (int i = 0; i < n->num; i++)
-        fr_counter_use_lanes(w, fr_counter_new(w, &n->slot[i]));
+        fr_counter_new(w, &n->slot[i]);
 }
 
 static void drop_counters(fr_win *w, fr_notify *n)

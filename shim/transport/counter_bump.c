@@ -1,5 +1,6 @@
-/* counter_bump.c - where a counter bump goes: straight into the owner's shared state block with
- * an atomic, or as a BUMP packet behind the operations it follows (sync_counter.c).
+/* counter_bump.c - where a counter bump goes: straight into the owner's shared state block (a
+ * store into my lane there, or an atomic on the counter's word), or as a BUMP packet behind the
+ * operations it follows (sync_counter.c). "Atomic bump" below means either shared way.
  *
  * The rule: no process may observe a bump before the data of the operations it covers. A BUMP
  * packet keeps that by itself (the owner applies it once its prefix of my operations is
@@ -52,37 +53,55 @@ int fr_bump_may_go_direct(fr_win *w, int target, uint64_t key)
     return word_of(w, target, key) && fr_peer_settled(&w->peers[target]);
 }
 
-/* My lane for the counter `key` of target, when its owner opened it for lanes and my member id
- * has one; before my first lane bump there, my bit in its lane mask, so that the owner reads my
- * lanes (the atomic OR is a full barrier: the bit is visible before any lane store of mine). The
- * mask is read, not remembered: its line changes only when a member joins, so the load hits, and
- * nothing here can go stale when the window's membership changes. */
+/* My lane for the counter slot of `key` at target, if my member id and the slot have one; before
+ * my first lane bump there, my bit in its lane mask, so that the owner reads my lanes (the atomic
+ * OR is a full barrier: the bit is visible before any lane store of mine). The mask is read, not
+ * remembered: its line changes only when a member joins, so the load hits, and nothing here can
+ * go stale when the window's membership changes. */
 static volatile AO_t *my_lane(fr_win *w, int target, uint64_t key)
 {
     fr_shm_state *s = w->peers[target].state;
     uint32_t me = w->peers[w->rank].member_id;
-    volatile AO_t *lane = fr_shm_state_lane(s, fr_counter_key_slot(key), fr_counter_key_gen(key), me);
+    volatile AO_t *lane = fr_shm_state_lane(s, fr_counter_key_slot(key), me);
     AO_t bit = (AO_t)1 << (me % 64);
     if (lane && !(AO_load(fr_shm_state_lane_mask(s)) & bit))
         AO_or_full(fr_shm_state_lane_mask(s), bit);
     return lane;
 }
 
-/* My total in that lane so far (slot < FR_SHM_LANE_SLOTS). Kept here, as the lane's only writer
- * knows it, so that a bump only stores; read from the lane once (a window's first bump there,
- * or after its membership changed: the table follows the target's member id, never its rank). */
-static uint64_t *lane_total(fr_peer *p, uint32_t slot, const volatile AO_t *lane)
+/* What I last stored in my lane for that slot. Kept here, as the lane's only writer knows it, so
+ * that a bump only stores; read from the lane once (a window's first bump there, or after its
+ * membership changed: the table follows the target's member id, never its rank). */
+static uint64_t *lane_last(fr_peer *p, uint32_t slot, const volatile AO_t *lane)
 {
-    if (!p->lane_totals)
-        p->lane_totals = fr_xmalloc(FR_SHM_LANE_SLOTS * sizeof *p->lane_totals);
-    if (p->lane_totals_of != p->member_id + 1) {
+    if (!p->lane_last)
+        p->lane_last = fr_xmalloc(FR_SHM_LANE_SLOTS * sizeof *p->lane_last);
+    if (p->lane_last_of != p->member_id + 1) {
         for (uint32_t i = 0; i < FR_SHM_LANE_SLOTS; i++)
-            p->lane_totals[i] = UINT64_MAX;
-        p->lane_totals_of = p->member_id + 1;
+            p->lane_last[i] = UINT64_MAX;
+        p->lane_last_of = p->member_id + 1;
     }
-    if (p->lane_totals[slot] == UINT64_MAX)
-        p->lane_totals[slot] = AO_load(lane);
-    return &p->lane_totals[slot];
+    if (p->lane_last[slot] == UINT64_MAX)
+        p->lane_last[slot] = AO_load(lane);
+    return &p->lane_last[slot];
+}
+
+/* In my lane if I have one there, else with the compare-and-swap on the word (also when my lane
+ * is full). */
+static fr_shm_bump bump_shared(fr_win *w, int target, uint64_t key, volatile AO_t *word)
+{
+    fr_peer *p = &w->peers[target];
+    uint32_t gen = fr_counter_key_gen(key);
+    volatile AO_t *lane = my_lane(w, target, key);
+    if (lane) {
+        fr_shm_bump b = fr_shm_lane_bump(lane, word, gen,
+                                         lane_last(p, fr_counter_key_slot(key), lane));
+        if (b != FR_SHM_FULL) {
+            w->st.bumps_lane += b == FR_SHM_BUMPED;
+            return b;
+        }
+    }
+    return fr_shm_counter_bump(word, gen, &p->bump_guess);
 }
 
 fr_bump_way fr_bump_direct(fr_win *w, int target, uint64_t key)
@@ -90,15 +109,7 @@ fr_bump_way fr_bump_direct(fr_win *w, int target, uint64_t key)
     volatile AO_t *word = word_of(w, target, key);
     if (!word || !fr_peer_settled(&w->peers[target]))
         return FR_BUMP_PACKET;
-    volatile AO_t *lane = my_lane(w, target, key);
-    if (lane) {
-        uint64_t *total = lane_total(&w->peers[target], fr_counter_key_slot(key), lane);
-        fr_shm_lane_store(lane, ++*total);
-        w->st.bumps_shm++;
-        w->st.bumps_lane++;
-        return FR_BUMP_APPLIED;
-    }
-    switch (fr_shm_counter_bump(word, fr_counter_key_gen(key), &w->peers[target].bump_guess)) {
+    switch (bump_shared(w, target, key, word)) {
     case FR_SHM_BUMPED:
         w->st.bumps_shm++;
         return FR_BUMP_APPLIED;

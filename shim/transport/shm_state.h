@@ -14,14 +14,12 @@
  * Layout (version 1), all offsets from the start of the block:
  *   fr_shm_state  the header below, one cache line, written before publication, read-only after
  *   counters      ncounters words (AO_t) at counters_off, indexed by counter slot (shm_counter.h)
- *   lanes         at lanes_off: lane_gen, lane_slots words: the generation of the counter in that
- *                 slot whose bumps may go to lanes, 0 for none (written by the owner only); then,
- *                 in a cache line of its own, lane_mask: bit m set once the member whose
- *                 member_id is m wrote a lane of this block (origins set their bit, atomically,
- *                 before their first lane bump); then, from the next cache line, the lanes:
- *                 lane_slots rows of nlanes words, row = counter slot, column = the bumper's
- *                 member_id (shm_counter.h, "lanes"). A row's lanes share lines, so the owner
- *                 reads a counter's few lanes in one or two line transfers.
+ *   lanes         at lanes_off, in a cache line of its own, lane_mask: bit m set once the member
+ *                 whose member_id is m wrote a lane of this block (origins set their bit,
+ *                 atomically, before their first lane bump); then, from the next cache line, the
+ *                 lanes: lane_slots rows of nlanes words, row = counter slot, column = the
+ *                 bumper's member_id (shm_counter.h, "lanes"). A row's lanes share lines, so the
+ *                 owner reads a counter's few lanes in one or two line transfers.
  * Extending: new fields (the passive-target lock word, fence and post flags) go in cache lines
  * of their own between the header and the counters, with their offsets in new header fields
  * (taken from `reserved`); header_bytes and counters_off tell a mapper where things are, and a
@@ -44,8 +42,7 @@
  * words (8 bytes each: 32 KiB): distinct counters of one owner may share a cache line, which
  * only costs when several of them are bumped at once; a line per counter would cost 256 KiB. */
 #define FR_SHM_COUNTERS 4096u
-/* Lanes: counters in slots below FR_SHM_LANE_SLOTS that their owner opens for lanes (the
- * notification counters, sync/notify.c), bumped by members whose member_id is below
+/* Lanes: counters in slots below FR_SHM_LANE_SLOTS, bumped by members whose member_id is below
  * FR_SHM_LANES (one bit of lane_mask each); other bumps take the counter's word. 32 KiB. */
 #define FR_SHM_LANE_SLOTS 64u
 #define FR_SHM_LANES 64u
@@ -56,7 +53,7 @@ typedef struct fr_shm_state {
     uint32_t header_bytes; /* sizeof(fr_shm_state) of the owner */
     uint32_t ncounters;    /* words in the counter table */
     uint32_t counters_off; /* byte offset of the table, a multiple of 64 */
-    uint32_t lanes_off;    /* byte offset of lane_gen, a multiple of 64 */
+    uint32_t lanes_off;    /* byte offset of lane_mask, a multiple of 64 */
     uint32_t lane_slots;   /* rows: counter slots 0..lane_slots-1 may have lanes */
     uint32_t nlanes;       /* columns: member ids 0..nlanes-1 may own a lane */
     uint32_t reserved[7];  /* for the offsets of later fields; 0 */
@@ -83,14 +80,10 @@ static inline volatile AO_t *fr_shm_state_counter(fr_shm_state *s, uint32_t slot
     return (volatile AO_t *)((unsigned char *)s + s->counters_off) + slot;
 }
 
-/* The lane area's three parts in block s (lanes_off set): the generations, the mask, the rows. */
-static inline volatile AO_t *fr_shm_state_lane_gen(fr_shm_state *s, uint32_t slot)
-{
-    return (volatile AO_t *)((unsigned char *)s + s->lanes_off) + slot;
-}
+/* The lane area's two parts in block s: the mask, then the rows. */
 static inline volatile AO_t *fr_shm_state_lane_mask(fr_shm_state *s)
 {
-    return fr_shm_state_lane_gen(s, 0) + ((size_t)s->lane_slots * sizeof(AO_t) + 63) / 64 * 8;
+    return (volatile AO_t *)((unsigned char *)s + s->lanes_off);
 }
 static inline volatile AO_t *fr_shm_state_lane_row(fr_shm_state *s, uint32_t slot)
 {
@@ -99,18 +92,14 @@ static inline volatile AO_t *fr_shm_state_lane_row(fr_shm_state *s, uint32_t slo
 /* Bytes of the lane area of a block with these dimensions. */
 static inline size_t fr_shm_state_lane_bytes(uint32_t lane_slots, uint32_t nlanes)
 {
-    return ((size_t)lane_slots * sizeof(AO_t) + 63) / 64 * 64 + 64 +
-           (size_t)lane_slots * nlanes * sizeof(AO_t);
+    return 64 + (size_t)lane_slots * nlanes * sizeof(AO_t);
 }
 
-/* The lane where member `member` bumps the counter of slot and generation gen in block s, or NULL
- * when that counter is not open for lanes (another generation, or a slot or member id beyond the
- * lanes). */
-static inline volatile AO_t *fr_shm_state_lane(fr_shm_state *s, uint32_t slot, uint32_t gen,
-                                               uint32_t member)
+/* The lane of member `member` for counter slot `slot` in block s, or NULL when there is none
+ * (no block, or a slot or member id beyond the lanes). */
+static inline volatile AO_t *fr_shm_state_lane(fr_shm_state *s, uint32_t slot, uint32_t member)
 {
-    if (!s || slot >= s->lane_slots || member >= s->nlanes ||
-        AO_load_acquire(fr_shm_state_lane_gen(s, slot)) != gen)
+    if (!s || slot >= s->lane_slots || member >= s->nlanes)
         return NULL;
     return fr_shm_state_lane_row(s, slot) + member;
 }

@@ -159,9 +159,10 @@ typedef struct fr_peer {
     int cover[FR_OP_KINDS];    /* my started sync-ops requests to it covering each kind */
     uint32_t bump_guess;       /* the bumps my last atomic bump to it left in its counter word:
                                   where the next one starts (fr_shm_counter_bump) */
-    uint64_t *lane_totals;     /* my bumps in each of my lanes in its state block, by counter
-                                  slot (UINT64_MAX: not known yet), or NULL (counter_bump.c) */
-    uint32_t lane_totals_of;   /* 1 + the member id whose lanes lane_totals counts */
+    uint64_t *lane_last;       /* what I last stored in each of my lanes in its state block, by
+                                  counter slot (UINT64_MAX: not known yet), or NULL
+                                  (counter_bump.c) */
+    uint32_t lane_last_of;     /* 1 + the member id whose lanes lane_last describes */
     uint64_t acks_asked;       /* BUMP acknowledgements I asked it for, cumulative */
     uint64_t acks_got;         /* ... and received (they come in order) */
     uint64_t close_ack;        /* the acknowledgement asked for behind my last COMPLETE packet to
@@ -243,7 +244,7 @@ typedef struct fr_win_stats {
                                   window node peers map (acc_shared.c) */
     uint64_t acc_locked;       /* ... and under a stripe lock there */
     uint64_t bumps_shm;        /* counter bumps I applied in an owner's shared state block */
-    uint64_t bumps_lane;       /* ... of them, stored in my lane there, not added atomically */
+    uint64_t bumps_lane;       /* ... of them, stored in my own lane there, without an atomic */
     uint64_t bumps_pkt;        /* ... and sent as BUMP packets (including to myself) */
     uint64_t bumps_gone;       /* atomic bumps refused: the owner had freed the counter */
     /* What synchronization costs, counted where it is paid (bench/scale.c reads them): */
