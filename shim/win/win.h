@@ -159,10 +159,6 @@ typedef struct fr_peer {
     int cover[FR_OP_KINDS];    /* my started sync-ops requests to it covering each kind */
     uint32_t bump_guess;       /* the bumps my last atomic bump to it left in its counter word:
                                   where the next one starts (fr_shm_counter_bump) */
-    uint64_t *lane_last;       /* what I last stored in each of my lanes in its state block, by
-                                  counter slot (UINT64_MAX: not known yet), or NULL
-                                  (counter_bump.c) */
-    uint32_t lane_last_of;     /* 1 + the member id whose lanes lane_last describes */
     uint64_t acks_asked;       /* BUMP acknowledgements I asked it for, cumulative */
     uint64_t acks_got;         /* ... and received (they come in order) */
     uint64_t close_ack;        /* the acknowledgement asked for behind my last COMPLETE packet to
@@ -227,6 +223,12 @@ typedef struct fr_peer {
     struct fr_pkt *bumps;      /* its BUMPs waiting for the operations they follow */
     size_t nbumps, cap_bumps;
     fr_u64map types_recv;      /* its datatypes rebuilt here: id -> fr_rxtype */
+
+    /* --- this process as origin again, kept last: the hot fields above keep their lines --- */
+    uint64_t *lane_last;       /* what I last stored in each of my lanes in its state block, by
+                                  counter slot (UINT64_MAX: not known yet), or NULL
+                                  (counter_bump.c) */
+    uint32_t lane_last_of;     /* 1 + the member id whose lanes lane_last describes */
 } fr_peer;
 
 /* A lock request waiting in the target's fair queue (seed 000 section 2). */
