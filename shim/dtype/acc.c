@@ -406,7 +406,6 @@ static int whole_run(const acc_run *a, const void *target_addr, size_t bytes)
            !(in && out && overlap(out, in, bytes));
 }
 
-
 int fr_acc_apply(fr_acc_share *share, void *target_addr, int target_count, const fr_dtype *tinfo,
                  const void *packed, size_t packed_len, MPI_Op op, void *fetched)
 {

@@ -56,7 +56,6 @@ void fr_counters_state_made(fr_win *w)
 
 void fr_counter_close(fr_win *w, fr_counter *c)
 {
-    (void)w;
     if (c->word) /* generation 0: bumps to it are refused, in the word and in lanes */
         fr_shm_counter_set(c->word, 0);
     c->word = NULL;

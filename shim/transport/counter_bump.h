@@ -1,5 +1,6 @@
 /* counter_bump.h - the origin's side of a counter bump: into the owner's shared state block (my
- * lane there, or an atomic on its counter word) when it is settled, a BUMP packet behind the operations it follows otherwise (counter_bump.c).
+ * lane there, or an atomic on its counter word) when it is settled, a BUMP packet behind the
+ * operations it follows otherwise (counter_bump.c).
  *
  * A counter is named on the wire by a 64-bit key: its slot in the owner's table in the upper 32
  * bits, the slot's generation in the lower 32 (the slot indexes the owner's shared counter

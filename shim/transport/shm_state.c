@@ -7,7 +7,10 @@ _Static_assert(sizeof(fr_shm_state) == 64, "the header is one cache line");
 _Static_assert(sizeof(AO_t) == 8, "a counter word holds a 32-bit generation and 32-bit count");
 _Static_assert(FR_SHM_LANES <= 64, "one bit of the lane mask per lane");
 
-static size_t counters_end(void) { return sizeof(fr_shm_state) + (size_t)FR_SHM_COUNTERS * sizeof(AO_t); }
+static size_t counters_end(void)
+{
+    return sizeof(fr_shm_state) + (size_t)FR_SHM_COUNTERS * sizeof(AO_t);
+}
 
 static size_t block_bytes(void)
 {

@@ -11,7 +11,7 @@
  * fr_chan_create of the window) and freed with the window; a re-created channel publishes the
  * same block again.
  *
- * Layout (version 1), all offsets from the start of the block:
+ * Layout (version 2), all offsets from the start of the block:
  *   fr_shm_state  the header below, one cache line, written before publication, read-only after
  *   counters      ncounters words (AO_t) at counters_off, indexed by counter slot (shm_counter.h)
  *   lanes         at lanes_off, in a cache line of its own, lane_mask: bit m set once the member
@@ -20,12 +20,12 @@
  *                 lanes: lane_slots rows of nlanes words, row = counter slot, column = the
  *                 bumper's member_id (shm_counter.h, "lanes"). A row's lanes share lines, so the
  *                 owner reads a counter's few lanes in one or two line transfers.
- * Extending: new fields (the passive-target lock word, fence and post flags) go in cache lines
- * of their own between the header and the counters, with their offsets in new header fields
- * (taken from `reserved`); header_bytes and counters_off tell a mapper where things are, and a
- * mapper refuses a block whose magic or version it does not know (its owner is then reached by
- * packets, as a peer on another node would be). Only the owner formats; peers only use atomics
- * on the words their fields' comments allow.
+ * Extending: new fields go in cache lines of their own (the lanes went after the counters),
+ * with their offsets in new header fields (taken from `reserved`); header_bytes, counters_off
+ * and lanes_off tell a mapper where things are, and a mapper refuses a block whose magic or
+ * version it does not know (its owner is then reached by packets, as a peer on another node
+ * would be). Only the owner formats; peers only write the words their fields' comments allow
+ * (atomics on counter words and the lane mask, plain stores into their own lanes).
  *
  * Callers hold the engine lock (FR_ENTER); nothing here locks. */
 #ifndef FR_SHM_STATE_H
