@@ -15,12 +15,17 @@
 
 void *fr_next_symbol(const char *name); /* aborts the job if the library has no such symbol */
 
+/* Threads may look a call site up at once: the pointer is read and written atomically (relaxed:
+ * it points to code the library loaded before, nothing else rides on it). */
 #define FR_NEXT(name)                                                                             \
     (__extension__({                                                                              \
         static __typeof__(&PMPI_##name) fr_next_fn_;                                              \
-        if (FR_UNLIKELY(!fr_next_fn_))                                                            \
-            fr_next_fn_ = (__typeof__(&PMPI_##name))fr_next_symbol("PMPI_" #name);                \
-        fr_next_fn_;                                                                              \
+        __typeof__(&PMPI_##name) fr_next_f_ = __atomic_load_n(&fr_next_fn_, __ATOMIC_RELAXED);    \
+        if (FR_UNLIKELY(!fr_next_f_)) {                                                           \
+            fr_next_f_ = (__typeof__(&PMPI_##name))fr_next_symbol("PMPI_" #name);                 \
+            __atomic_store_n(&fr_next_fn_, fr_next_f_, __ATOMIC_RELAXED);                         \
+        }                                                                                         \
+        fr_next_f_;                                                                               \
     }))
 
 /* Also export flexrma's MPI_X as PMPI_X. Place after the definition of MPI_X. */
