@@ -14,11 +14,16 @@
  * machine load; natively both are the library's and the ratio is 1 (a check of the method).
  * bench/run also runs the program natively, so the rows compare across runs too.
  *
+ * The same for the blocking collectives flexrma hooks (they serve RMA too, whenever flexrma is
+ * active, windows or not): MPI_Allreduce of the size's doubles (MPI_SUM, at least one) and
+ * MPI_Barrier, over MPI_COMM_WORLD, every rank taking part.
+ *
  * Variants (rows "VARIANT/nowin", "VARIANT/win", and "VARIANT/win/allocate" with --flavor
  * allocate): exchange-lib and exchange, timed together, exchange's ratio against exchange-lib;
  * then pingpong-lib and pingpong (one step = one round trip), pingpong's ratio against
- * pingpong-lib. Needs 2 ranks or more; ranks 0 and 1 exchange, the others only take part in
- * the window and the timing loop. */
+ * pingpong-lib; allreduce-lib and allreduce; barrier-lib and barrier. Needs 2 ranks or more;
+ * ranks 0 and 1 exchange, the others only take part in the window, the collectives and the
+ * timing loop. */
 #define _GNU_SOURCE
 #include "common.h"
 
@@ -27,8 +32,8 @@
 #include <string.h>
 
 typedef struct hooks {
-    int rank, peer; /* peer: the other of ranks 0 and 1; -1 on other ranks */
-    unsigned long long seq;
+    int rank, size, peer; /* peer: the other of ranks 0 and 1; -1 on other ranks */
+    unsigned long long seq, calls; /* calls: collectives, which every rank makes */
     unsigned char *sbuf, *rbuf;
     size_t bytes;
     int wrong;
@@ -36,6 +41,8 @@ typedef struct hooks {
 
 static int (*lib_waitall)(int, MPI_Request[], MPI_Status[]);
 static int (*lib_recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+static int (*lib_allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+static int (*lib_barrier)(MPI_Comm);
 
 /* The MPI library's own functions: looked up in the library that defines MPI_Isend (flexrma
  * does not define it), so a preloaded flexrma is passed by. */
@@ -50,8 +57,12 @@ static void find_library(void)
     lib_waitall = (int (*)(int, MPI_Request[], MPI_Status[]))dlsym(h, "PMPI_Waitall");
     lib_recv = (int (*)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *))dlsym(
         h, "PMPI_Recv");
-    if (!lib_waitall || !lib_recv)
-        bench_die("no PMPI_Waitall or PMPI_Recv in %s", info.dli_fname);
+    lib_allreduce = (int (*)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm))dlsym(
+        h, "PMPI_Allreduce");
+    lib_barrier = (int (*)(MPI_Comm))dlsym(h, "PMPI_Barrier");
+    if (!lib_waitall || !lib_recv || !lib_allreduce || !lib_barrier)
+        bench_die("no PMPI_Waitall, PMPI_Recv, PMPI_Allreduce or PMPI_Barrier in %s",
+                  info.dli_fname);
 }
 
 static void check(hooks *h, unsigned long long want)
@@ -98,6 +109,25 @@ static void pingpong(hooks *h, int (*recv)(void *, int, MPI_Datatype, int, int, 
 static void step_pingpong_lib(void *p) { pingpong(p, lib_recv); }
 static void step_pingpong(void *p) { pingpong(p, MPI_Recv); }
 
+/* Every rank adds seq + rank to the first and last of the doubles. */
+static void allreduce(hooks *h,
+                      int (*reduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm))
+{
+    size_t n = h->bytes / sizeof(double);
+    double *in = (double *)h->sbuf, *out = (double *)h->rbuf;
+    h->calls++;
+    in[0] = in[n - 1] = (double)(h->calls + (unsigned)h->rank);
+    out[0] = out[n - 1] = -1;
+    reduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double want = (double)h->calls * h->size + (double)h->size * (h->size - 1) / 2;
+    h->wrong += out[0] != want || out[n - 1] != want;
+}
+
+static void step_allreduce_lib(void *p) { allreduce(p, lib_allreduce); }
+static void step_allreduce(void *p) { allreduce(p, MPI_Allreduce); }
+static void step_barrier_lib(void *p) { (void)p; lib_barrier(MPI_COMM_WORLD); }
+static void step_barrier(void *p) { (void)p; MPI_Barrier(MPI_COMM_WORLD); }
+
 static int end_check(void *p)
 {
     hooks *h = p;
@@ -113,12 +143,18 @@ static const bench_variant variants[] = {
     {"exchange", step_exchange, NULL, end_check},
     {"pingpong-lib", step_pingpong_lib, NULL, end_check},
     {"pingpong", step_pingpong, NULL, end_check},
+    {"allreduce-lib", step_allreduce_lib, NULL, end_check},
+    {"allreduce", step_allreduce, NULL, end_check},
+    {"barrier-lib", step_barrier_lib, NULL, end_check},
+    {"barrier", step_barrier, NULL, end_check},
 };
 
 static void measure(const bench_opts *o, hooks *h, const char *suffix, size_t bytes, int iters)
 {
     bench_measure(o, &variants[0], 2, 0, h, suffix, bytes, iters, 1);
     bench_measure(o, &variants[2], 2, 0, h, suffix, bytes, iters, 1);
+    bench_measure(o, &variants[4], 2, 0, h, suffix, bytes, iters, 1);
+    bench_measure(o, &variants[6], 2, 0, h, suffix, bytes, iters, 1);
 }
 
 int main(int argc, char **argv)
@@ -132,7 +168,8 @@ int main(int argc, char **argv)
 
     for (int s = 0; s < o.nsizes; s++) {
         size_t bytes = o.sizes[s] < 8 ? 8 : o.sizes[s];
-        hooks h = {.rank = o.rank, .peer = o.rank < 2 ? 1 - o.rank : -1, .bytes = bytes};
+        hooks h = {.rank = o.rank, .size = o.size, .peer = o.rank < 2 ? 1 - o.rank : -1,
+                   .bytes = bytes};
         h.sbuf = bench_alloc(BENCH_MEM_MALLOC, bytes);
         h.rbuf = bench_alloc(BENCH_MEM_MALLOC, bytes);
         int iters = bench_iters(&o, bytes);

@@ -13,6 +13,7 @@
 #include "node/page_hold.h"
 #include "node/shm_map.h"
 #include "node/shm_seg.h"
+#include "progress/coll_shm.h"
 #include "progress/isend.h"
 #include "progress/progress.h"
 #include "progress/request.h"
@@ -100,6 +101,7 @@ FR_API int MPI_Finalize(void)
 {
     if (fr_active) {
         fr_agent_stop();
+        fr_coll_finalize(); /* its attributes' deletion takes the engine lock */
         FR_ENTER();
         /* Drain what is still in flight (sends whose completion nobody waited for, and those
          * FLEXRMA_TEST_JITTER still holds back). */

@@ -18,6 +18,7 @@
  * (the messages it held back before their real send, and the longest wait, progress/isend.h). */
 #include "stats.h"
 #include "node/shm_adopt.h"
+#include "progress/coll_shm.h"
 #include "progress/isend.h"
 #include "transport/transport.h"
 
@@ -86,6 +87,15 @@ void fr_stats_print(void)
                 "flexrma stats: rank %d: MPI_Win_create windows stay in ordinary memory, not "
                 "shared in place with node peers: %s\n",
                 rank, why);
+    uint64_t areas, calls[5];
+    fr_coll_stats(&areas, calls);
+    if (areas > 0)
+        fprintf(stderr,
+                "flexrma stats: rank %d: collectives in shared memory: communicators %llu "
+                "barriers %llu allreduces %llu bcasts %llu reduces %llu entered %llu\n",
+                rank, (unsigned long long)areas, (unsigned long long)calls[0],
+                (unsigned long long)calls[1], (unsigned long long)calls[2],
+                (unsigned long long)calls[3], (unsigned long long)calls[4]);
     if (fr_opt.test_jitter) {
         uint64_t held, max_wait_us;
         fr_isend_stats(&held, &max_wait_us);

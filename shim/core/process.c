@@ -112,6 +112,8 @@ void fr_options_read(void)
     fr_opt.adopt = adopt > 2 ? 1 : (int)adopt;
     fr_opt.am_inbox = env_size("FLEXRMA_AM_INBOX", 16384);
     fr_opt.native_flavors = env_flavors("FLEXRMA_NATIVE_FLAVORS");
+    size_t coll_shm = env_size("FLEXRMA_COLL_SHM", 64);
+    fr_opt.coll_shm = coll_shm > INT_MAX ? INT_MAX : (unsigned)coll_shm;
     /* test switches: simulated nodes (at least 1), and the longest delay of a message in
      * microseconds (up to a second) */
     fr_opt.test_nodes = (int)env_ranged("FLEXRMA_TEST_NODES", 1, INT_MAX,

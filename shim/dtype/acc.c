@@ -150,6 +150,14 @@ static int accepted(int oi, int ti, MPI_Datatype elem)
     return verdict[oi][ti] > 0;
 }
 
+int fr_op_reduces(MPI_Op op, MPI_Datatype t)
+{
+    int oi = fr_op_index(op), ti = fr_dtype_predef_index(t);
+    if (oi < 0 || oi == FR_OPI_REPLACE || oi == FR_OPI_NO_OP || ti < 0)
+        return 0;
+    return accepted(oi, ti, t);
+}
+
 fr_op_pair fr_op_accepted;
 
 int fr_op_check_ask(MPI_Op op, MPI_Datatype elem)

@@ -28,6 +28,10 @@ const char *fr_op_name(int index);
  * leaves) fails with FR_ERR_TYPE. The last pair accepted is remembered, and the test against it
  * inline: every accumulate asks, at the origin and where it is applied, mostly about the same
  * pair (callers hold the engine lock). */
+/* 1 if the MPI library's MPI_Reduce_local combines predefined datatype t with predefined
+ * operation op (MPI_REPLACE and MPI_NO_OP it does not know); asked once per pair, the verdict
+ * shared with accumulate's check. Engine lock held. */
+int fr_op_reduces(MPI_Op op, MPI_Datatype t);
 typedef struct fr_op_pair {
     MPI_Op op;
     MPI_Datatype elem;

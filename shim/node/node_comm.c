@@ -73,3 +73,23 @@ void fr_node_group(MPI_Comm comm, MPI_Group *node)
     }
     PMPI_Group_free(&g);
 }
+
+int fr_node_all_peers(MPI_Comm comm)
+{
+    if (world_node == MPI_GROUP_NULL)
+        return 0;
+    MPI_Group g;
+    PMPI_Comm_group(comm, &g);
+    int all = 0;
+    if (all_in_world(g)) {
+        MPI_Group peers;
+        int n, m;
+        FR_CHECK_MPI(PMPI_Group_intersection(g, world_node, &peers));
+        PMPI_Group_size(g, &n);
+        PMPI_Group_size(peers, &m);
+        all = n == m;
+        PMPI_Group_free(&peers);
+    }
+    PMPI_Group_free(&g);
+    return all;
+}

@@ -26,5 +26,11 @@ void fr_node_finalize(void);
  * each window creation). Otherwise (spawned or connected processes) it is fr_node_comm's
  * collective split; every member then sees a process outside its own world and splits too. */
 void fr_node_group(MPI_Comm comm, MPI_Group *node);
+/* Are all of comm's processes node peers of this one? Answered without communication, from what
+ * fr_node_init found: 0 also where comm holds a process outside MPI_COMM_WORLD (spawned or
+ * connected), which only a collective split could place. Every process of comm gets the same
+ * answer: being node peers is symmetric, and where one process of comm sees a process outside
+ * its own MPI_COMM_WORLD, every other one does too. */
+int fr_node_all_peers(MPI_Comm comm);
 
 #endif

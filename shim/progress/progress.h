@@ -45,6 +45,7 @@ int fr_hooks_on(void);             /* should a blocking call wait through flexrm
 fr_idle fr_hook_start(int ours);   /* a hooked wait's state; ours: it holds flexrma requests */
 void fr_hook_turn(fr_idle *idle);  /* one turn of a hooked wait that found nothing */
 void fr_hook_poll(void);           /* one progress pass, from a nonblocking call */
+int fr_hook_wait(MPI_Request *req, MPI_Status *status); /* a hooked wait for the library's req */
 
 int fr_agent_start(void);
 void fr_agent_stop(void);

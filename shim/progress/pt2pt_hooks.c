@@ -7,6 +7,7 @@
  * meaning (matching, statuses, errors) is the MPI library's: flexrma only waits differently.
  * The request functions (MPI_Wait*, MPI_Test*, ...) are hooked in req_hooks.c. */
 #include "progress.h"
+#include "coll_shm.h"
 #include "core/next.h"
 #include "request.h"
 
@@ -63,7 +64,7 @@ void fr_hook_turn(fr_idle *idle)
     fr_idle_after(idle, events);
 }
 
-static int wait_request(MPI_Request *req, MPI_Status *status)
+int fr_hook_wait(MPI_Request *req, MPI_Status *status)
 {
     fr_idle idle = fr_hook_start(0);
     for (;;) {
@@ -110,10 +111,34 @@ FR_PMPI(Probe);
     FR_API int MPI_##name params                                                                  \
     {                                                                                             \
         if (!on())                                                                                \
-            return FR_NEXT(name) args;                                                              \
+            return FR_NEXT(name) args;                                                            \
         MPI_Request req;                                                                          \
         int rc = PMPI_##iname iargs;                                                              \
-        return rc != MPI_SUCCESS ? rc : wait_request(&req, status);                              \
+        return rc != MPI_SUCCESS ? rc : fr_hook_wait(&req, status);                               \
+    }                                                                                             \
+    FR_PMPI(name);
+
+/* A blocking collective: through flexrma's area of a communicator of node peers, or the
+ * library's blocking form once every process has entered it there, or the nonblocking form and
+ * a hooked wait (coll_shm.h). `way` is the fr_coll_ call that decides, setting rc if it ran the
+ * call. */
+#define FR_COLLECTIVE(way, name, params, args, iname, iargs)                                      \
+    FR_API int MPI_##name params                                                                  \
+    {                                                                                             \
+        if (!coll_hooks_on())                                                                     \
+            return FR_NEXT(name) args;                                                            \
+        int rc = MPI_SUCCESS;                                                                     \
+        switch (way) {                                                                            \
+        case FR_COLL_DONE:                                                                        \
+            return rc;                                                                            \
+        case FR_COLL_ENTERED:                                                                     \
+            return FR_NEXT(name) args;                                                            \
+        case FR_COLL_NONE:                                                                        \
+            break;                                                                                \
+        }                                                                                         \
+        MPI_Request req;                                                                          \
+        rc = PMPI_##iname iargs;                                                                  \
+        return rc != MPI_SUCCESS ? rc : fr_hook_wait(&req, MPI_STATUS_IGNORE);                    \
     }                                                                                             \
     FR_PMPI(name);
 
@@ -128,35 +153,31 @@ FR_BLOCKING(fr_hooks_on, Send, (BUF, int dest, int tag, MPI_Comm comm),
 FR_BLOCKING(fr_hooks_on, Ssend, (BUF, int dest, int tag, MPI_Comm comm),
             (buf, count, dt, dest, tag, comm), Issend, (buf, count, dt, dest, tag, comm, &req),
             MPI_STATUS_IGNORE)
-FR_BLOCKING(coll_hooks_on, Barrier, (MPI_Comm comm), (comm), Ibarrier, (comm, &req),
-            MPI_STATUS_IGNORE)
-FR_BLOCKING(coll_hooks_on, Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
-            (buf, count, dt, root, comm), Ibcast, (buf, count, dt, root, comm, &req),
-            MPI_STATUS_IGNORE)
-FR_BLOCKING(coll_hooks_on, Reduce,
-            (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
-             MPI_Comm comm),
-            (sb, rb, count, dt, op, root, comm), Ireduce, (sb, rb, count, dt, op, root, comm, &req),
-            MPI_STATUS_IGNORE)
-FR_BLOCKING(coll_hooks_on, Allreduce,
-            (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
-            (sb, rb, count, dt, op, comm), Iallreduce, (sb, rb, count, dt, op, comm, &req),
-            MPI_STATUS_IGNORE)
-FR_BLOCKING(coll_hooks_on, Gather,
-            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
-             int root, MPI_Comm comm),
-            (sb, sc, st, rb, rc_, rt, root, comm), Igather,
-            (sb, sc, st, rb, rc_, rt, root, comm, &req), MPI_STATUS_IGNORE)
-FR_BLOCKING(coll_hooks_on, Allgather,
-            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
-             MPI_Comm comm),
-            (sb, sc, st, rb, rc_, rt, comm), Iallgather, (sb, sc, st, rb, rc_, rt, comm, &req),
-            MPI_STATUS_IGNORE)
-FR_BLOCKING(coll_hooks_on, Alltoall,
-            (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
-             MPI_Comm comm),
-            (sb, sc, st, rb, rc_, rt, comm), Ialltoall, (sb, sc, st, rb, rc_, rt, comm, &req),
-            MPI_STATUS_IGNORE)
+FR_COLLECTIVE(fr_coll_barrier(comm), Barrier, (MPI_Comm comm), (comm), Ibarrier, (comm, &req))
+FR_COLLECTIVE(fr_coll_bcast(buf, count, dt, root, comm, &rc), Bcast,
+              (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
+              (buf, count, dt, root, comm), Ibcast, (buf, count, dt, root, comm, &req))
+FR_COLLECTIVE(fr_coll_reduce(sb, rb, count, dt, op, root, comm, &rc), Reduce,
+              (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+               MPI_Comm comm),
+              (sb, rb, count, dt, op, root, comm), Ireduce,
+              (sb, rb, count, dt, op, root, comm, &req))
+FR_COLLECTIVE(fr_coll_allreduce(sb, rb, count, dt, op, comm, &rc), Allreduce,
+              (const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+              (sb, rb, count, dt, op, comm), Iallreduce, (sb, rb, count, dt, op, comm, &req))
+FR_COLLECTIVE(fr_coll_enter(comm), Gather,
+              (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+               int root, MPI_Comm comm),
+              (sb, sc, st, rb, rc_, rt, root, comm), Igather,
+              (sb, sc, st, rb, rc_, rt, root, comm, &req))
+FR_COLLECTIVE(fr_coll_enter(comm), Allgather,
+              (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+               MPI_Comm comm),
+              (sb, sc, st, rb, rc_, rt, comm), Iallgather, (sb, sc, st, rb, rc_, rt, comm, &req))
+FR_COLLECTIVE(fr_coll_enter(comm), Alltoall,
+              (const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt,
+               MPI_Comm comm),
+              (sb, sc, st, rb, rc_, rt, comm), Ialltoall, (sb, sc, st, rb, rc_, rt, comm, &req))
 
 FR_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                         int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -172,8 +193,8 @@ FR_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     rc = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &req[1]);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = wait_request(&req[1], MPI_STATUS_IGNORE);
-    int rrc = wait_request(&req[0], status);
+    rc = fr_hook_wait(&req[1], MPI_STATUS_IGNORE);
+    int rrc = fr_hook_wait(&req[0], status);
     return rc != MPI_SUCCESS ? rc : rrc;
 }
 FR_PMPI(Sendrecv);
