@@ -1054,19 +1054,27 @@ def malloc_targets(res):
 
 
 def hooks_targets(res):
-    """An application's 8 B Isend/Irecv exchange with a window alive: through flexrma's hooks /
-    through the library's own MPI_Waitall, in the same process (bench/hooks); its range over the
-    runs, and flexrma's time / the native run's."""
-    v = "exchange/win"
-    spread = list(res.run_ratio.get(("hooks", v) + IMPLS[1] + (2, 8), {}).values())
-    nat = res.t("hooks", v, IMPLS[0], 2, 8)
-    mine = res.t("hooks", v, IMPLS[1], 2, 8)
-    return [target("hooks: 8 B Isend/Irecv exchange, window alive, no RMA in flight: time "
-                   "through the hooks / the library's own MPI_Waitall", "≤ 1.03",
-                   {i: res.r("hooks", v, i, 2, 8) for i in IMPLS}, IMPLS[1],
-                   lambda x: x <= 1.03, lambda x: num(x, 3),
-                   spread=range_text((min(spread), max(spread)) if spread else None),
-                   cross=num(None if not nat or mine is None else mine / nat, 3))]
+    """An application's 8 B Isend/Irecv exchange with a window alive, and its 8 B MPI_Allreduce
+    and MPI_Barrier over MPI_COMM_WORLD: through flexrma's hooks / through the library's own
+    call, in the same process (bench/hooks); its range over the runs, and flexrma's time / the
+    native run's."""
+    rows = []
+    for v, what, bound, ok in (
+            ("exchange/win", "8 B Isend/Irecv exchange, window alive, no RMA in flight: time "
+             "through the hooks / the library's own MPI_Waitall", "≤ 1.03", lambda x: x <= 1.03),
+            ("allreduce/win", "8 B MPI_Allreduce, window alive: time through flexrma / the "
+             "library's own MPI_Allreduce", "≤ 1.0", lambda x: x <= 1.0),
+            ("barrier/win", "MPI_Barrier, window alive: time through flexrma / the library's "
+             "own MPI_Barrier", "≤ 1.0", lambda x: x <= 1.0)):
+        spread = list(res.run_ratio.get(("hooks", v) + IMPLS[1] + (2, 8), {}).values())
+        nat = res.t("hooks", v, IMPLS[0], 2, 8)
+        mine = res.t("hooks", v, IMPLS[1], 2, 8)
+        rows.append(target("hooks: " + what, bound,
+                           {i: res.r("hooks", v, i, 2, 8) for i in IMPLS}, IMPLS[1], ok,
+                           lambda x: num(x, 3),
+                           spread=range_text((min(spread), max(spread)) if spread else None),
+                           cross=num(None if not nat or mine is None else mine / nat, 3)))
+    return rows
 
 
 def targets(res):

@@ -55,7 +55,7 @@
 #define FR_COLL_BYTES 4096
 #define FR_COLL_BUFFERS 2
 #define FR_COLL_LINE 128     /* an arrival word's own lines: no neighbour's store evicts it */
-#define FR_COLL_PROBE_EVERY 8 /* polls of the arrival words between two turns of the wait */
+#define FR_COLL_PROBE_EVERY 8 /* polls of the words between two turns of a wait */
 
 #define FR_COLL_INLINE 48    /* data up to this travels in the arrival word's line */
 
@@ -77,7 +77,7 @@ enum area_state { COUNTING, READY, OFF };
 
 typedef struct coll_area {
     enum area_state state;
-    unsigned calls;      /* COUNTING: the four collectives' calls seen */
+    unsigned calls;      /* COUNTING: hooked collectives seen */
     int size, rank;
     uint64_t seq;        /* the last call through the area */
     uint64_t all_done;   /* every member's done word holds at least this */
