@@ -109,7 +109,7 @@ static void pingpong(hooks *h, int (*recv)(void *, int, MPI_Datatype, int, int, 
 static void step_pingpong_lib(void *p) { pingpong(p, lib_recv); }
 static void step_pingpong(void *p) { pingpong(p, MPI_Recv); }
 
-/* Every rank adds seq + rank to the first and last of the doubles. */
+/* Every rank adds calls + rank to the first and last of the doubles. */
 static void allreduce(hooks *h,
                       int (*reduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm))
 {
@@ -151,10 +151,8 @@ static const bench_variant variants[] = {
 
 static void measure(const bench_opts *o, hooks *h, const char *suffix, size_t bytes, int iters)
 {
-    bench_measure(o, &variants[0], 2, 0, h, suffix, bytes, iters, 1);
-    bench_measure(o, &variants[2], 2, 0, h, suffix, bytes, iters, 1);
-    bench_measure(o, &variants[4], 2, 0, h, suffix, bytes, iters, 1);
-    bench_measure(o, &variants[6], 2, 0, h, suffix, bytes, iters, 1);
+    for (size_t k = 0; k < sizeof variants / sizeof *variants; k += 2) /* pairs, one at a time */
+        bench_measure(o, &variants[k], 2, 0, h, suffix, bytes, iters, 1);
 }
 
 int main(int argc, char **argv)

@@ -48,9 +48,9 @@ typedef struct fr_options {
     size_t am_inbox;    /* FLEXRMA_AM_INBOX: bytes of the receive posted for batches sent as
                            messages (at least 64); bigger batches go after their length */
     unsigned native_flavors; /* FLEXRMA_NATIVE_FLAVORS: FR_FLAVOR_* bits left to the library */
-    unsigned coll_shm;  /* FLEXRMA_COLL_SHM: barriers and allreduces a communicator of node peers
-                           takes through the MPI library before they go through shared memory
-                           (progress/coll_shm.h); 0: never (default 64) */
+    unsigned coll_shm;  /* FLEXRMA_COLL_SHM: hooked collectives a communicator of node peers
+                           makes before it gets a shared-memory area (progress/coll_shm.h);
+                           0: never (default 64) */
     int test_nodes;     /* FLEXRMA_TEST_NODES=K, a test switch: MPI_COMM_WORLD split into K
                            simulated nodes (node/node_comm.h); 0: off */
     unsigned test_jitter; /* FLEXRMA_TEST_JITTER=MAX_US, a test switch: every message flexrma

@@ -22,16 +22,17 @@ MPI_Op fr_op_handle(int index); /* MPI_OP_NULL if out of range */
 enum { FR_OPI_REPLACE = 12, FR_OPI_NO_OP = 13 };
 const char *fr_op_name(int index);
 
+/* 1 if the MPI library's MPI_Reduce_local combines predefined datatype t with predefined
+ * operation op (MPI_REPLACE and MPI_NO_OP it does not know); asked once per pair, the verdict
+ * shared with accumulate's check. Engine lock held. */
+int fr_op_reduces(MPI_Op op, MPI_Datatype t);
+
 /* MPI_SUCCESS if op may combine elements of predefined type elem: a predefined operation the MPI
  * library's MPI_Reduce_local applies to elem, or MPI_REPLACE or MPI_NO_OP (every type); an
  * fr_errorf() code FR_ERR_OP otherwise, naming op and type. elem == MPI_DATATYPE_NULL (mixed
  * leaves) fails with FR_ERR_TYPE. The last pair accepted is remembered, and the test against it
  * inline: every accumulate asks, at the origin and where it is applied, mostly about the same
  * pair (callers hold the engine lock). */
-/* 1 if the MPI library's MPI_Reduce_local combines predefined datatype t with predefined
- * operation op (MPI_REPLACE and MPI_NO_OP it does not know); asked once per pair, the verdict
- * shared with accumulate's check. Engine lock held. */
-int fr_op_reduces(MPI_Op op, MPI_Datatype t);
 typedef struct fr_op_pair {
     MPI_Op op;
     MPI_Datatype elem;

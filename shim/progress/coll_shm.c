@@ -489,6 +489,8 @@ fr_coll_way fr_coll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
     call_data d;
     if (!a)
         return FR_COLL_NONE;
+    /* MPI_IN_PLACE at another rank than the root is erroneous (MPI-3.1 5.9.1): this rank's call
+     * goes to the library to be judged, as it would natively. */
     if (root < 0 || root >= a->size || (sendbuf == MPI_IN_PLACE && a->rank != root) ||
         !call_data_of(count, type, &d) || refused(a, op, type))
         return entered(a, comm);

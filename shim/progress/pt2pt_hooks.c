@@ -3,7 +3,8 @@
  * A target must serve RMA even when it is not in a flexrma call: a rank blocked in MPI_Recv for a
  * message its peer sends only after an unlock on it returns would otherwise deadlock. While
  * flexrma has work (live windows or requests in flight) and no agent thread, the blocking calls
- * below become their nonblocking form plus a wait loop that also runs the progress engine. Their
+ * below become their nonblocking form plus a wait loop that also runs the progress engine; the
+ * collectives of node peers go through flexrma's shared memory instead (coll_shm.h). Their
  * meaning (matching, statuses, errors) is the MPI library's: flexrma only waits differently.
  * The request functions (MPI_Wait*, MPI_Test*, ...) are hooked in req_hooks.c. */
 #include "progress.h"
@@ -13,11 +14,11 @@
 
 int fr_hooks_on(void) { return fr_active && !fr_opt.async_progress && fr_progress_needed(); }
 
-/* Collectives are turned into their nonblocking form whenever flexrma is in charge, windows or
- * not: MPI never matches a blocking collective with a nonblocking one, so the choice must be the
- * same on every process of the communicator, and whether a process has live windows is not
- * (a process that has not joined a window yet, or has left one: ext/dynwin; windows over
- * sub-communicators). The environment (FLEXRMA_DISABLE, FLEXRMA_ASYNC_PROGRESS) is. */
+/* Collectives take flexrma's way (the nonblocking form, or coll_shm.h) whenever flexrma is in
+ * charge, windows or not: MPI never matches a blocking collective with a nonblocking one, so the
+ * choice must be the same on every process of the communicator, and whether a process has live
+ * windows is not (a process that has not joined a window yet, or has left one: ext/dynwin;
+ * windows over sub-communicators). The environment (FLEXRMA_DISABLE, FLEXRMA_ASYNC_PROGRESS) is. */
 static int coll_hooks_on(void) { return fr_active && !fr_opt.async_progress; }
 
 /* One turn of a hooked wait. The MPI library's own test already drove its progress engine;
@@ -107,10 +108,10 @@ FR_PMPI(Probe);
 
 /* ---- blocking calls turned into nonblocking + wait ---- */
 
-#define FR_BLOCKING(on, name, params, args, iname, iargs, status)                                 \
+#define FR_BLOCKING(name, params, args, iname, iargs, status)                                     \
     FR_API int MPI_##name params                                                                  \
     {                                                                                             \
-        if (!on())                                                                                \
+        if (!fr_hooks_on())                                                                       \
             return FR_NEXT(name) args;                                                            \
         MPI_Request req;                                                                          \
         int rc = PMPI_##iname iargs;                                                              \
@@ -143,14 +144,14 @@ FR_PMPI(Probe);
     FR_PMPI(name);
 
 #define BUF const void *buf, int count, MPI_Datatype dt
-FR_BLOCKING(fr_hooks_on, Recv,
+FR_BLOCKING(Recv,
             (void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
              MPI_Status *st),
             (buf, count, dt, src, tag, comm, st), Irecv, (buf, count, dt, src, tag, comm, &req), st)
-FR_BLOCKING(fr_hooks_on, Send, (BUF, int dest, int tag, MPI_Comm comm),
+FR_BLOCKING(Send, (BUF, int dest, int tag, MPI_Comm comm),
             (buf, count, dt, dest, tag, comm), Isend, (buf, count, dt, dest, tag, comm, &req),
             MPI_STATUS_IGNORE)
-FR_BLOCKING(fr_hooks_on, Ssend, (BUF, int dest, int tag, MPI_Comm comm),
+FR_BLOCKING(Ssend, (BUF, int dest, int tag, MPI_Comm comm),
             (buf, count, dt, dest, tag, comm), Issend, (buf, count, dt, dest, tag, comm, &req),
             MPI_STATUS_IGNORE)
 FR_COLLECTIVE(fr_coll_barrier(comm), Barrier, (MPI_Comm comm), (comm), Ibarrier, (comm, &req))
