@@ -249,9 +249,11 @@ int fr_direct_setup(fr_win *w)
                                  MPI_BYTE, w->comm, &rq));
     fr_wait_request(&rq);
     int lazy = fr_chan_lazy(w);
+    /* Peers whose window is empty too: their state page holds the lock word and the epoch
+     * words, so that locking them (MPI_Win_lock_all locks every member) and closing epochs
+     * with them need nothing of them; by packet, each took a round trip they had to serve. */
     for (int r = 0; r < w->size; r++) {
-        if (!dx->mine || r == w->rank || w->peers[r].tp != &fr_tp_shm ||
-            (all[r].size == 0 && w->attr_flavor != MPI_WIN_FLAVOR_DYNAMIC))
+        if (!dx->mine || r == w->rank || w->peers[r].tp != &fr_tp_shm)
             continue;
         if (lazy) { /* mapped when first needed (peer_of) */
             dx->peers[r].info = fr_xmalloc(sizeof all[r]);
