@@ -34,6 +34,7 @@ static void wire_layers(void)
     fr_progress_add_poller(fr_am_poll);       /* batches sent to me as messages */
     fr_progress_add_poller(fr_lock_poll);     /* lock requests queued in my shared lock word */
     fr_progress_add_poller(fr_counters_poll); /* bumps node peers made in my counter words */
+    fr_progress_set_rings(fr_chan_poll);      /* ... and the rings alone between passes */
 }
 
 /* Everything that needs MPI to be initialized. */

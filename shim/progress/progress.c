@@ -96,6 +96,19 @@ void fr_progress_add_poller(fr_poller poll)
     pollers[npollers++] = poll;
 }
 
+static fr_poller rings;
+
+void fr_progress_set_rings(fr_poller poll) { rings = poll; }
+
+int fr_progress_rings(void)
+{
+    int events = 0;
+    if (rings)
+        for (fr_win *w = fr_windows; w; w = w->next)
+            events += rings(w);
+    return events;
+}
+
 int fr_progress(void)
 {
     int events = 0;

@@ -23,6 +23,12 @@ struct fr_win;
 typedef int (*fr_poller)(struct fr_win *w);
 /* Add a poller to every pass, after those added before (once, at MPI_Init). */
 void fr_progress_add_poller(fr_poller poll);
+/* The poller that also runs alone, between passes, in hooked waits (fr_progress_rings): one
+ * that costs a few loads when there is nothing to do (the node peers' rings, where fetches and
+ * unlocks wait for an answer). Once, at MPI_Init. */
+void fr_progress_set_rings(fr_poller poll);
+/* Run that poller over every window. Engine lock held. */
+int fr_progress_rings(void);
 /* Every FR_ENTRY_POLL_EVERY-th window call (entry.h): a pass, if none ran since the two previous
  * such calls. Engine lock held. */
 void fr_entry_poll(void);

@@ -102,6 +102,13 @@ static void refuse(fr_win *w, int src, const fr_pkt *p, const char *why)
     if (p->data_len > INT32_MAX)
         fr_fatal("refused operation of %llu bytes exceeds an MPI count",
                  (unsigned long long)p->data_len);
+    if (answers && (p->flags & FR_PKTF_ANSWER)) {
+        void *zeros = fr_xcalloc(1, p->data_len + 1);
+        fr_batch_answer(w, src, p, zeros, (size_t)p->data_len);
+        free(zeros);
+        fr_target_op_done(w, src, epoch, 0);
+        return;
+    }
     refused *x = fr_xcalloc(1, sizeof *x);
     *x = (refused){w, src, epoch, fr_target_op_begin(w, src), fr_xcalloc(1, p->data_len + 1)};
     MPI_Request req;
@@ -124,7 +131,10 @@ static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, c
                       const unsigned char *data)
 {
     size_t len = (size_t)p->data_len;
-    unsigned char *before = fr_xcalloc(1, len);
+    int answer = (p->flags & FR_PKTF_ANSWER) != 0;
+    uint64_t small[8] = {0}; /* an answer's values before, when they fit: no allocation */
+    unsigned char *before = answer && len <= sizeof small ? (unsigned char *)small
+                                                           : fr_xcalloc(1, len + 1);
     int rc;
     if (p->type == FR_PKT_CAS)
         rc = fr_direct_cas(w, w->rank, addr, tt, data, data + len, before);
@@ -134,6 +144,13 @@ static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, c
                                  fr_op_handle(p->op), before);
     if (rc != MPI_SUCCESS)
         reject(w, src, p, fr_error_detail());
+    if (answer) {
+        fr_batch_answer(w, src, p, before, len);
+        if (before != (unsigned char *)small)
+            free(before);
+        fr_target_op_done(w, src, (fr_epoch)p->epoch, 0);
+        return;
+    }
     if (len > INT32_MAX)
         fr_fatal("fetching accumulate of %zu bytes exceeds an MPI count", len);
     target_xfer *x = fr_xcalloc(1, sizeof *x);
@@ -144,6 +161,22 @@ static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, c
     FR_CHECK_MPI(fr_isend(before, (int)len, MPI_PACKED, src, (int)p->data_tag, w->comm, &req));
     w->target_pending++;
     fr_pending_add(req, xfer_done, x);
+}
+
+/* A get whose data goes back in an ANSWER packet: read now, so complete here now. */
+static void answer_get(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, const char *addr)
+{
+    size_t len = (size_t)p->data_len;
+    if (tt->contiguous) {
+        fr_batch_answer(w, src, p, addr, len);
+    } else {
+        unsigned char *packed = fr_xmalloc(len + 1);
+        if (fr_pack(addr, p->count, tt, packed, len) != MPI_SUCCESS) /* sizes checked above */
+            fr_fatal("rank %d: packing a get of rank %d: %s", w->rank, src, fr_error_detail());
+        fr_batch_answer(w, src, p, packed, len);
+        free(packed);
+    }
+    fr_target_op_done(w, src, (fr_epoch)p->epoch, 0);
 }
 
 static void run_op(fr_win *w, int src, const fr_pkt *p, const unsigned char *desc)
@@ -189,6 +222,10 @@ static void run_op(fr_win *w, int src, const fr_pkt *p, const unsigned char *des
         if (rc != MPI_SUCCESS)
             reject(w, src, p, fr_error_detail());
         fr_target_op_done(w, src, epoch, 0);
+        return;
+    }
+    if (p->type == FR_PKT_GET && (p->flags & FR_PKTF_ANSWER)) {
+        answer_get(w, src, p, tt, addr);
         return;
     }
     target_xfer *x = fr_xcalloc(1, sizeof *x);
@@ -263,6 +300,8 @@ static void run_now(fr_win *w, int src, const fr_pkt *p, const unsigned char *bo
 {
     if (p->type == FR_PKT_REGIONS_READ)
         fr_regions_answer(w, src, p);
+    else if (p->type == FR_PKT_ANSWER)
+        fr_batch_answered(w, src, p, body);
     else if (is_op(p))
         run_op(w, src, p, body);
     else if (p->type == FR_PKT_TYPE_DROP) {

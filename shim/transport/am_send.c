@@ -24,14 +24,20 @@
 /* Larger batch buffers are not kept for reuse. */
 #define FR_BATCH_SPARE_MAX ((size_t)64 << 10)
 
-/* An internal request of the origin: a batch in flight or one operation's data message. */
-typedef struct xfer {
+/* An internal request of the origin: a batch in flight, one operation's data message, or a fetch
+ * awaiting its ANSWER packet. */
+typedef struct fr_xfer {
     fr_win *w;
     int target;
     fr_dtype *dt;         /* origin datatype used by the request, released at completion */
     unsigned char *buf;   /* batch buffer, freed at completion */
     fr_req *req;          /* the application's request for the operation, if any */
     int covers;           /* the reply of an operation counted in fr_peer.replies_due */
+    void *addr;           /* a fetch answered in an ANSWER packet: where its data goes, */
+    int count;            /* ... as count elements of dt */
+    size_t bytes;         /* ... packed bytes expected, */
+    uint32_t tag;         /* ... the tag the answer names */
+    struct fr_xfer *next; /* ... and the fetch after it to the same target (fr_peer.awaited) */
 } xfer;
 
 /* A reply proves its operation complete at the target (it was applied, or read, before the
@@ -64,14 +70,20 @@ static void xfer_done(void *ctx, MPI_Status *st)
     free(x);
 }
 
+static xfer *xfer_new(fr_win *w, int target, fr_dtype *dt, unsigned char *buf, fr_req *owner,
+                      int covers)
+{
+    xfer *x = fr_xmalloc(sizeof *x);
+    *x = (xfer){.w = w, .target = target, .dt = dt, .buf = buf, .req = owner, .covers = covers};
+    w->pending++;
+    w->peers[target].pending++;
+    return x;
+}
+
 static void track(fr_win *w, int target, MPI_Request req, fr_dtype *dt, unsigned char *buf,
                   fr_req *owner, int covers)
 {
-    xfer *x = fr_xmalloc(sizeof *x);
-    *x = (xfer){w, target, dt, buf, owner, covers};
-    w->pending++;
-    w->peers[target].pending++;
-    fr_pending_add(req, xfer_done, x);
+    fr_pending_add(req, xfer_done, xfer_new(w, target, dt, buf, owner, covers));
 }
 
 /* Send len bytes of buf with tag; returns 1 when the send is still in flight and owns buf. */
@@ -219,13 +231,29 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     uint64_t ordinal = ++p->ops_sent;
     p->fence_sent += op->epoch == FR_EPOCH_FENCE;
     uint32_t data_tag = 0;
+    int answer = 0;
     if (!eager) {
         if (op->req)
             op->req->cls->op_issued(op->req, ordinal, 0);
         data_tag = next_tag(w, fr_op_fetches(op));
         MPI_Request req;
         fr_dtype *dt = op->origin_dt;
-        if (op->kind == FR_OP_GET) {
+        if (fr_op_fetches(op) && (size_t)op->bytes <= p->tp->answer_max) {
+            answer = 1; /* awaited in an ANSWER packet, by tag */
+            int get = op->kind == FR_OP_GET;
+            dt = get ? op->origin_dt : op->result_dt;
+            fr_dtype_retain(dt);
+            xfer *x = xfer_new(w, t, dt, NULL, op->req, reply_covers(p, ordinal));
+            x->addr = get ? op->origin_addr : op->result_addr;
+            x->count = get ? op->origin_count : op->result_count;
+            x->bytes = (size_t)op->bytes;
+            x->tag = data_tag;
+            if (p->awaited_last)
+                p->awaited_last->next = x;
+            else
+                p->awaited = x;
+            p->awaited_last = x;
+        } else if (op->kind == FR_OP_GET) {
             FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, dt->handle, t,
                                     (int)data_tag, w->comm, &req));
         } else if (fr_op_fetches(op)) {
@@ -236,14 +264,17 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
             FR_CHECK_MPI(fr_isend(op->origin_addr, op->origin_count, dt->handle, t,
                                   (int)data_tag, w->comm, &req));
         }
-        fr_dtype_retain(dt);
-        track(w, t, req, dt, NULL, op->req, fr_op_fetches(op) && reply_covers(p, ordinal));
+        if (!answer) {
+            fr_dtype_retain(dt);
+            track(w, t, req, dt, NULL, op->req, fr_op_fetches(op) && reply_covers(p, ordinal));
+        }
     }
     uint64_t desc_len = with_desc ? td->wire_len : 0, inl = inline_len(op);
     fr_pkt h = {.type = pkt_of_kind[op->kind],
                .epoch = (uint8_t)op->epoch,
                .flags = (uint8_t)((inl ? FR_PKTF_INLINE : 0) |
-                                  (with_desc ? FR_PKTF_TYPEDESC : 0)),
+                                  (with_desc ? FR_PKTF_TYPEDESC : 0) |
+                                  (answer ? FR_PKTF_ANSWER : 0)),
                .op = op->op_index,
                .count = op->target_count,
                .data_tag = data_tag,
@@ -336,4 +367,37 @@ int fr_batch_notify(fr_win *w, int t, const fr_pkt *pkt)
     return MPI_SUCCESS;
 }
 
-const fr_transport fr_tp_am = {"am", fr_batch_flush, fr_batch_notify, am_deliver, FR_PKT_COMPACT};
+void fr_batch_answer(fr_win *w, int src, const fr_pkt *p, const void *data, size_t len)
+{
+    fr_pkt h = {.type = FR_PKT_ANSWER, .flags = FR_PKTF_INLINE, .data_tag = p->data_tag,
+                .data_len = len};
+    fr_batch b = batch_begin_to(w, src);
+    memcpy(batch_put(w, src, &b, &h), data, len);
+    batch_send(w, src, &b);
+}
+
+void fr_batch_answered(fr_win *w, int target, const fr_pkt *p, const unsigned char *body)
+{
+    fr_peer *peer = &w->peers[target];
+    xfer *x = peer->awaited;
+    if (!x || p->data_tag != x->tag || p->data_len != x->bytes)
+        fr_fatal("rank %d: an answer from rank %d for no fetch of %llu bytes awaited (tag %u)",
+                 w->rank, target, (unsigned long long)p->data_len, (unsigned)p->data_tag);
+    int rc = MPI_SUCCESS;
+    if (x->dt->contiguous)
+        memcpy(x->addr, body, x->bytes);
+    else
+        rc = fr_unpack(body, x->bytes, x->addr, x->count, x->dt);
+    if (rc != MPI_SUCCESS) /* checked at the call: the packed size is the datatype's */
+        fr_fatal("rank %d: the answer from rank %d does not fit its buffer: %s", w->rank, target,
+                 fr_error_detail());
+    peer->awaited = x->next;
+    if (!peer->awaited)
+        peer->awaited_last = NULL;
+    xfer_done(x, NULL);
+}
+
+/* Answers as data messages: posted into the fetch's buffer before the batch leaves, they cost
+ * no more than an ANSWER in a batch, which would take a copy on each side. */
+const fr_transport fr_tp_am = {"am", fr_batch_flush, fr_batch_notify, am_deliver, FR_PKT_COMPACT,
+                               0};

@@ -15,7 +15,9 @@
  * where MPI libraries leave their shortest message path (MPICH 4.0's ch4:ucx: 0.8 us up to 80
  * bytes, 1.05 from 96); it is 40 to 48 now. Data larger than the eager limit travels in its own
  * message with tag data_tag, straight between user buffer and window memory, typed by the
- * origin and target datatypes (no copy through flexrma buffers).
+ * origin and target datatypes (no copy through flexrma buffers). So do the answers of gets and
+ * fetching accumulates, except through a ring, where up to fr_transport.answer_max bytes come
+ * back in an ANSWER packet (FR_PKTF_ANSWER).
  *
  * A target keeps (in arrival order) the packets it may not run yet: operations of a lock epoch
  * before the grant, of a post/start/complete/wait epoch before its MPI_Win_post, of a fence epoch
@@ -66,6 +68,8 @@ typedef enum fr_pkt_type {
     FR_PKT_LOCK_TRY,     /* origin -> target: a shared lock if it is free for one right now, never
                             queued (MPI_Win_lock_all); answer LOCK_TRIED */
     FR_PKT_LOCK_TRIED,   /* target -> origin: `arg` 1: your LOCK_TRY holds the lock, 0: refused */
+    FR_PKT_ANSWER,       /* target -> origin: the data_len bytes inline answer your GET, GACC or
+                            CAS sent with FR_PKTF_ANSWER and this data_tag */
 } fr_pkt_type;
 
 enum {
@@ -75,6 +79,8 @@ enum {
     FR_PKTF_ACK = 8,     /* BUMP: acknowledge it */
     FR_PKTF_NOBUMP = 16, /* BUMP: only acknowledge, once the operations are done */
     FR_PKTF_TELL = 32,   /* LOCK: answer LOCK_GRANTED at the grant */
+    FR_PKTF_ANSWER = 64, /* GET, GACC, CAS: send the data back in an ANSWER packet through the
+                            carrier of batches, not as a message on data_tag */
 };
 
 typedef struct fr_pkt {

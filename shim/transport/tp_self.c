@@ -42,4 +42,4 @@ static int self_notify(fr_win *w, int target, const fr_pkt *pkt)
     return MPI_SUCCESS;
 }
 
-const fr_transport fr_tp_self = {"self", self_flush, self_notify, NULL, FR_PKT_STRUCT};
+const fr_transport fr_tp_self = {"self", self_flush, self_notify, NULL, FR_PKT_STRUCT, 0};

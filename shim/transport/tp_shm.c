@@ -527,7 +527,12 @@ static int shm_notify(fr_win *w, int target, const fr_pkt *pkt)
     return rc != MPI_SUCCESS ? rc : fr_batch_notify(w, target, pkt);
 }
 
-const fr_transport fr_tp_shm = {"shm", shm_flush, shm_notify, shm_deliver, FR_PKT_STRUCT};
+/* Answers up to the default eager limit come back through the ring: an answer as a data
+ * message of the library cost more than the rest of a fetch-and-op with its flush
+ * (docs/architecture.md, "Fetches answered through the ring"). */
+#define FR_RING_ANSWER_MAX 8192
+const fr_transport fr_tp_shm = {"shm",       shm_flush,     shm_notify, shm_deliver,
+                                FR_PKT_STRUCT, FR_RING_ANSWER_MAX};
 
 /* ---- receiving ---- */
 

@@ -38,6 +38,11 @@ typedef struct fr_transport {
      * (packet.h): compact in MPI messages, where bytes cost time; the struct in a ring, where
      * encoding and decoding cost more than the bytes save. */
     fr_pkt_form form;
+    /* Fetches (gets, fetching accumulates, compare-and-swaps) with up to this many bytes to bring
+     * back ask for them in an ANSWER packet of the target's batches: through a ring, where a
+     * data message of the MPI library would cost more than the whole exchange (am_send.c).
+     * 0: every answer is a data message. */
+    size_t answer_max;
 } fr_transport;
 
 extern const fr_transport fr_tp_self;
@@ -51,6 +56,12 @@ void fr_transport_select(fr_win *w);
 /* ---- batch building for the batch transports (am_send.c): flush and notify of am and shm ---- */
 int fr_batch_flush(fr_win *w, int target, fr_opq *q, const fr_pkt *lead, fr_pkt *trail);
 int fr_batch_notify(fr_win *w, int target, const fr_pkt *pkt);
+/* Target side: answer src's fetch p (sent with FR_PKTF_ANSWER) with the len bytes at data, in
+ * an ANSWER packet of my next batch to src, sent now. */
+void fr_batch_answer(fr_win *w, int src, const fr_pkt *p, const void *data, size_t len);
+/* Origin side: target's ANSWER p arrived, its data at body: into the fetch's buffer, and the
+ * fetch is complete. */
+void fr_batch_answered(fr_win *w, int target, const fr_pkt *p, const unsigned char *body);
 /* An operation of a counter epoch, whose data travels inside the packet, packed into the head of
  * the next batch to target at once instead of queued: the sync-ops request that closes the epoch
  * then only appends its BUMP. Returns 1 when packed (*rc its result), 0 when it must be queued
@@ -104,12 +115,12 @@ uint64_t fr_target_op_begin(fr_win *w, int src);
 void fr_target_op_done(fr_win *w, int src, fr_epoch epoch, uint64_t number);
 
 /* Replies to this process's own requests (UNLOCK_ACK, LOCK_GRANTED, LOCK_TRIED, BUMP_ACK,
- * COUNTER_VALUE): never held. */
+ * COUNTER_VALUE, ANSWER): never held. */
 static inline int fr_pkt_is_reply(const fr_pkt *p)
 {
     return p->type == FR_PKT_UNLOCK_ACK || p->type == FR_PKT_LOCK_GRANTED ||
            p->type == FR_PKT_LOCK_TRIED || p->type == FR_PKT_BUMP_ACK ||
-           p->type == FR_PKT_COUNTER_VALUE;
+           p->type == FR_PKT_COUNTER_VALUE || p->type == FR_PKT_ANSWER;
 }
 
 /* ---- message transport internals shared by its files (am_*.c) ---- */

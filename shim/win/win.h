@@ -189,6 +189,9 @@ typedef struct fr_peer {
                                   once the replies_due counted have come, remote_upto reaches it
                                   without an acknowledgement (am_send.c) */
     int replies_due;
+    struct fr_xfer *awaited;   /* my fetches it answers in ANSWER packets, oldest first: it
+                                  runs my packets in order and answers each at once */
+    struct fr_xfer *awaited_last;
     uint64_t ack_upto_asked;   /* the largest operation count an acknowledgement was asked for */
     int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
     int in_start;              /* member of my current access group (PSCW) */
