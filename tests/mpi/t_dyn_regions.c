@@ -288,7 +288,7 @@ static void outside(dwin *d)
     free(src);
 }
 
-/* Part 3 (3 tests per memory): the middle region of the three is detached after the origin
+/* Part 3 (4 tests per memory): the middle region of the three is detached after the origin
  * learned it (part 1), then attached again. */
 static void middle_detached(dwin *d)
 {
@@ -306,6 +306,11 @@ static void middle_detached(dwin *d)
                                 (int)(hi - lo), MPI_BYTE, d->win));
     int inside = class_of(MPI_Put(src + lo, 64, MPI_BYTE, right(), t + (MPI_Aint)lo, 64,
                                   MPI_BYTE, d->win));
+    /* A fetch that travels is refused whole too, and answered with zeros (through the ring
+     * between node peers: am_recv.c), so that the origin's flush completes. */
+    unsigned one = 1, before = ~0u;
+    int fetched = class_of(MPI_Fetch_and_op(&one, &before, MPI_UNSIGNED, right(),
+                                            t + (MPI_Aint)lo_of[R_B], MPI_SUM, d->win));
     int rc = MPI_Win_unlock(right(), d->win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock_all(0, d->win);
@@ -322,6 +327,11 @@ static void middle_detached(dwin *d)
        "%d, expected %d)", mem, over, want_over);
     ok(rc == MPI_SUCCESS && inside == MPI_SUCCESS && kept,
        "%s memory, middle region detached: a put inside the first region landed", mem);
+    ok(rc == MPI_SUCCESS && fetched == want_over && kept &&
+           before == (want_over == MPI_SUCCESS ? 0u : ~0u),
+       "%s memory, middle region detached: a fetch-and-op there changed nothing and fetched %s "
+       "(class %d, fetched %#x)", mem, want_over == MPI_SUCCESS ? "zeros" : "nothing", fetched,
+       before);
 
     attach(d, R_B);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -346,7 +356,7 @@ int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     layout();
-    tap_plan(2 * (3 * 3 + 4 + 3));
+    tap_plan(2 * (3 * 3 + 4 + 4));
     for (int alloc_mem = 0; alloc_mem < 2; alloc_mem++) {
         dwin d;
         dwin_make(&d, alloc_mem);
