@@ -60,15 +60,17 @@ void fr_hook_turn(fr_idle *idle)
 {
     unsigned turn = idle->turns++;
     int events = 0;
-    FR_ENTER();
-    if (turn >= FR_HOOK_FIRST_PASS && (turn - FR_HOOK_FIRST_PASS) % FR_HOOK_POLL_EVERY == 0) {
-        events = fr_progress();
-        if (events > 0) /* busy: pass again on the next turn */
-            idle->turns = FR_HOOK_FIRST_PASS;
-    } else if (turn >= FR_HOOK_FIRST_PASS) {
-        events = fr_progress_rings();
+    if (turn >= FR_HOOK_FIRST_PASS) { /* the turns before run nothing: no lock either */
+        FR_ENTER();
+        if ((turn - FR_HOOK_FIRST_PASS) % FR_HOOK_POLL_EVERY == 0) {
+            events = fr_progress();
+            if (events > 0) /* busy: pass again on the next turn */
+                idle->turns = FR_HOOK_FIRST_PASS;
+        } else {
+            events = fr_progress_rings();
+        }
+        FR_LEAVE();
     }
-    FR_LEAVE();
     fr_idle_after(idle, events);
 }
 

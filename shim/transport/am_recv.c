@@ -70,6 +70,13 @@ static void reject(fr_win *w, int src, const fr_pkt *p, const char *why)
             why);
 }
 
+/* Answer src's fetch p in an ANSWER packet, sent now: the operation is complete here. */
+static void answer_now(fr_win *w, int src, const fr_pkt *p, const void *data, size_t len)
+{
+    fr_batch_answer(w, src, p, data, len);
+    fr_target_op_done(w, src, (fr_epoch)p->epoch, 0);
+}
+
 /* A refused operation's data message, or the zeros that answer it. */
 typedef struct refused {
     fr_win *w;
@@ -104,9 +111,8 @@ static void refuse(fr_win *w, int src, const fr_pkt *p, const char *why)
                  (unsigned long long)p->data_len);
     if (answers && (p->flags & FR_PKTF_ANSWER)) {
         void *zeros = fr_xcalloc(1, p->data_len + 1);
-        fr_batch_answer(w, src, p, zeros, (size_t)p->data_len);
+        answer_now(w, src, p, zeros, (size_t)p->data_len);
         free(zeros);
-        fr_target_op_done(w, src, epoch, 0);
         return;
     }
     refused *x = fr_xcalloc(1, sizeof *x);
@@ -145,10 +151,9 @@ static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, c
     if (rc != MPI_SUCCESS)
         reject(w, src, p, fr_error_detail());
     if (answer) {
-        fr_batch_answer(w, src, p, before, len);
+        answer_now(w, src, p, before, len);
         if (before != (unsigned char *)small)
             free(before);
-        fr_target_op_done(w, src, (fr_epoch)p->epoch, 0);
         return;
     }
     if (len > INT32_MAX)
@@ -163,20 +168,19 @@ static void run_fetch(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, c
     fr_pending_add(req, xfer_done, x);
 }
 
-/* A get whose data goes back in an ANSWER packet: read now, so complete here now. */
+/* A get whose data goes back in an ANSWER packet: read, and so complete, now. */
 static void answer_get(fr_win *w, int src, const fr_pkt *p, const fr_dtype *tt, const char *addr)
 {
     size_t len = (size_t)p->data_len;
     if (tt->contiguous) {
-        fr_batch_answer(w, src, p, addr, len);
-    } else {
-        unsigned char *packed = fr_xmalloc(len + 1);
-        if (fr_pack(addr, p->count, tt, packed, len) != MPI_SUCCESS) /* sizes checked above */
-            fr_fatal("rank %d: packing a get of rank %d: %s", w->rank, src, fr_error_detail());
-        fr_batch_answer(w, src, p, packed, len);
-        free(packed);
+        answer_now(w, src, p, addr, len);
+        return;
     }
-    fr_target_op_done(w, src, (fr_epoch)p->epoch, 0);
+    unsigned char *packed = fr_xmalloc(len + 1);
+    if (fr_pack(addr, p->count, tt, packed, len) != MPI_SUCCESS) /* sizes checked above */
+        fr_fatal("rank %d: packing a get of rank %d: %s", w->rank, src, fr_error_detail());
+    answer_now(w, src, p, packed, len);
+    free(packed);
 }
 
 static void run_op(fr_win *w, int src, const fr_pkt *p, const unsigned char *desc)

@@ -217,8 +217,28 @@ static uint64_t inline_len(const fr_op *op)
     return op->kind == FR_OP_CAS ? 2 * (uint64_t)op->bytes : 0;
 }
 
+/* A fetch whose data target sends back in an ANSWER packet: queued behind the others it
+ * answers, which come back in the order they were sent (fr_batch_answered). */
+static void await_answer(fr_win *w, int t, const fr_op *op, uint64_t ordinal, uint32_t tag)
+{
+    fr_peer *p = &w->peers[t];
+    int get = op->kind == FR_OP_GET;
+    fr_dtype *dt = get ? op->origin_dt : op->result_dt;
+    fr_dtype_retain(dt);
+    xfer *x = xfer_new(w, t, dt, NULL, op->req, reply_covers(p, ordinal));
+    x->addr = get ? op->origin_addr : op->result_addr;
+    x->count = get ? op->origin_count : op->result_count;
+    x->bytes = (size_t)op->bytes;
+    x->tag = tag;
+    if (p->awaited_last)
+        p->awaited_last->next = x;
+    else
+        p->awaited = x;
+    p->awaited_last = x;
+}
+
 /* The operation's packet, its data inline or in a message of its own sent now; an operation
- * that brings data back posts the receive for it first. */
+ * that brings data back posts the receive for it first, or awaits it in an ANSWER packet. */
 static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
 {
     int rc = MPI_SUCCESS;
@@ -231,29 +251,18 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     uint64_t ordinal = ++p->ops_sent;
     p->fence_sent += op->epoch == FR_EPOCH_FENCE;
     uint32_t data_tag = 0;
-    int answer = 0;
+    int answer = fr_op_fetches(op) && (size_t)op->bytes <= p->tp->answer_max;
     if (!eager) {
         if (op->req)
             op->req->cls->op_issued(op->req, ordinal, 0);
         data_tag = next_tag(w, fr_op_fetches(op));
+    }
+    if (answer) {
+        await_answer(w, t, op, ordinal, data_tag);
+    } else if (!eager) {
         MPI_Request req;
         fr_dtype *dt = op->origin_dt;
-        if (fr_op_fetches(op) && (size_t)op->bytes <= p->tp->answer_max) {
-            answer = 1; /* awaited in an ANSWER packet, by tag */
-            int get = op->kind == FR_OP_GET;
-            dt = get ? op->origin_dt : op->result_dt;
-            fr_dtype_retain(dt);
-            xfer *x = xfer_new(w, t, dt, NULL, op->req, reply_covers(p, ordinal));
-            x->addr = get ? op->origin_addr : op->result_addr;
-            x->count = get ? op->origin_count : op->result_count;
-            x->bytes = (size_t)op->bytes;
-            x->tag = data_tag;
-            if (p->awaited_last)
-                p->awaited_last->next = x;
-            else
-                p->awaited = x;
-            p->awaited_last = x;
-        } else if (op->kind == FR_OP_GET) {
+        if (op->kind == FR_OP_GET) {
             FR_CHECK_MPI(PMPI_Irecv(op->origin_addr, op->origin_count, dt->handle, t,
                                     (int)data_tag, w->comm, &req));
         } else if (fr_op_fetches(op)) {
@@ -264,10 +273,8 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
             FR_CHECK_MPI(fr_isend(op->origin_addr, op->origin_count, dt->handle, t,
                                   (int)data_tag, w->comm, &req));
         }
-        if (!answer) {
-            fr_dtype_retain(dt);
-            track(w, t, req, dt, NULL, op->req, fr_op_fetches(op) && reply_covers(p, ordinal));
-        }
+        fr_dtype_retain(dt);
+        track(w, t, req, dt, NULL, op->req, fr_op_fetches(op) && reply_covers(p, ordinal));
     }
     uint64_t desc_len = with_desc ? td->wire_len : 0, inl = inline_len(op);
     fr_pkt h = {.type = pkt_of_kind[op->kind],
