@@ -1,7 +1,7 @@
 /* stats.c - per-window totals, one line per window on stderr at MPI_Finalize:
  *   flexrma stats: rank R win W: members M puts N gets N accs N bytes N epochs fence N pscw N
  *   lock N peers shm N am N direct N closed N bumps shm N packet N gone N acc atomic N locked N
- *   batches ring N msg N sync atomics N collectives N held N
+ *   batches ring N msg N sync atomics N collectives N held N asks N taken back N
  * (peers: the members this process reached through a shared-memory ring, and by messages;
  * direct: operations copied straight into or out of a node peer's window, direct.h; closed:
  * post/start/complete/wait access epochs closed in the target's state page instead of by a
@@ -12,7 +12,9 @@
  * wrote into node peers' rings and sent as MPI messages; sync atomics: its atomic updates of
  * node peers' lock words and their PSCW and fence close words; collectives: the collective
  * calls its fences made (reduce-scatter). The last three say what synchronization costs per
- * epoch: bench/scale.c; held: packets it set aside until their epoch opened, am_recv.c).
+ * epoch: bench/scale.c; held: packets it set aside until their epoch opened, am_recv.c; asks:
+ * gets it asked of node peers through the ring, and of them those it took back unserved and read
+ * itself, direct.h).
  * Under the test switch FLEXRMA_TEST_JITTER one more line per process, before the windows':
  *   flexrma stats: rank R: jitter held N max wait N us
  * (the messages it held back before their real send, and the longest wait, progress/isend.h). */
@@ -63,7 +65,8 @@ static void print_one(int rank, const saved *s)
             "flexrma stats: rank %d win %d: members %d puts %llu gets %llu accs %llu bytes %llu "
             "epochs fence %llu pscw %llu lock %llu peers shm %d am %d direct %llu closed %llu "
             "bumps shm %llu lane %llu packet %llu gone %llu acc atomic %llu locked %llu "
-            "batches ring %llu msg %llu sync atomics %llu collectives %llu held %llu\n",
+            "batches ring %llu msg %llu sync atomics %llu collectives %llu held %llu "
+            "asks %llu taken back %llu\n",
             rank, s->id, s->size, (unsigned long long)st->puts, (unsigned long long)st->gets,
             (unsigned long long)st->accs, (unsigned long long)st->bytes,
             (unsigned long long)st->fences, (unsigned long long)st->pscw,
@@ -74,7 +77,8 @@ static void print_one(int rank, const saved *s)
             (unsigned long long)st->acc_atomic, (unsigned long long)st->acc_locked,
             (unsigned long long)st->batches_ring, (unsigned long long)st->batches_msg,
             (unsigned long long)st->sync_atomics, (unsigned long long)st->collectives,
-            (unsigned long long)st->held);
+            (unsigned long long)st->held, (unsigned long long)st->gets_asked,
+            (unsigned long long)st->gets_taken_back);
 }
 
 void fr_stats_print(void)

@@ -38,6 +38,9 @@ typedef struct fr_options {
     unsigned spin_polls;  /* FLEXRMA_SPIN_POLLS: idle polls before a wait yields the core */
     fr_transport_mode transport; /* FLEXRMA_TRANSPORT */
     int direct;         /* FLEXRMA_DIRECT (default 1): copy straight into node peers' windows */
+    uint64_t ask_wait_ns; /* FLEXRMA_ASK_WAIT_US, in ns: how long a small get asked of a node
+                           peer through the ring waits for the answer before the origin reads
+                           it itself (transport/direct.h); 0: never asked */
     int adopt;          /* FLEXRMA_ADOPT: share MPI_Win_create windows' ordinary memory with
                            node peers in place (node/shm_adopt.h). 0: never; 1 (default): where
                            pinned pages are refused (Linux 6.8); 2: before 6.8 too, unsafe */

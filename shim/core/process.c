@@ -105,6 +105,8 @@ void fr_options_read(void)
     fr_opt.shm_ring = env_size("FLEXRMA_SHM_RING", 65536);
     fr_opt.shm_lazy = env_flag("FLEXRMA_SHM_LAZY");
     fr_opt.direct = (int)env_size("FLEXRMA_DIRECT", 1) != 0;
+    size_t ask_wait_us = env_size("FLEXRMA_ASK_WAIT_US", 8);
+    fr_opt.ask_wait_ns = 1000 * (uint64_t)(ask_wait_us > 1000000 ? 1000000 : ask_wait_us);
     size_t adopt = env_size("FLEXRMA_ADOPT", 1);
     if (adopt > 2)
         fprintf(stderr, "flexrma: FLEXRMA_ADOPT=%s is not 0, 1 or 2; using 1\n",

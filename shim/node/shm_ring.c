@@ -96,6 +96,14 @@ static void put_rec(fr_ring_tx *tx, size_t pos, uint32_t flags, const void *byte
     tx->tail += sizeof h + align8(len);
 }
 
+int fr_ring_has_room(fr_ring_tx *tx, size_t bytes)
+{
+    if (tx->cap - (size_t)(tx->tail - tx->head) >= bytes)
+        return 1;
+    tx->head = AO_load_acquire(&tx->ctl->head); /* as fr_ring_put reads it */
+    return tx->cap - (size_t)(tx->tail - tx->head) >= bytes;
+}
+
 int fr_ring_put(fr_ring_tx *tx, const void *msg, size_t len, size_t *done)
 {
     const unsigned char *src = msg;

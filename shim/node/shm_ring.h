@@ -111,6 +111,10 @@ int fr_ring_attach(fr_ring_tx *tx, void *mem, size_t avail);
  * Never waits. */
 int fr_ring_put(fr_ring_tx *tx, const void *msg, size_t len, size_t *done);
 
+/* Producer: are at least `bytes` of the ring free now (by the consumer's head as last read, or
+ * read again when that says no)? */
+int fr_ring_has_room(fr_ring_tx *tx, size_t bytes);
+
 /* Consumer: hand every whole message published so far to fn, in order; msg is valid only during
  * the call (it may point into the ring). Returns the number handed over, or -1 if the ring holds
  * a record that cannot be right (the producer broke the format). */

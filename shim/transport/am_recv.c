@@ -70,11 +70,13 @@ static void reject(fr_win *w, int src, const fr_pkt *p, const char *why)
             why);
 }
 
-/* Answer src's fetch p in an ANSWER packet, sent now: the operation is complete here. */
+/* Answer src's fetch p in an ANSWER packet, sent now: the operation is complete here (an asked
+ * get was never counted, direct.h). */
 static void answer_now(fr_win *w, int src, const fr_pkt *p, const void *data, size_t len)
 {
     fr_batch_answer(w, src, p, data, len);
-    fr_target_op_done(w, src, (fr_epoch)p->epoch, 0);
+    if (!(p->flags & FR_PKTF_ASKED))
+        fr_target_op_done(w, src, (fr_epoch)p->epoch, 0);
 }
 
 /* A refused operation's data message, or the zeros that answer it. */
@@ -187,8 +189,12 @@ static void run_op(fr_win *w, int src, const fr_pkt *p, const unsigned char *des
 {
     const unsigned char *data = desc + fr_pkt_align(p->desc_len);
     fr_epoch epoch = (fr_epoch)p->epoch;
-    if ((p->flags & FR_PKTF_TYPEDESC) &&
-        fr_am_rxtype_add(w, src, p->dtype, desc, (size_t)p->desc_len) != MPI_SUCCESS) {
+    /* The description is kept even for a get its origin took back: later packets name it. */
+    int described = !(p->flags & FR_PKTF_TYPEDESC) ||
+                    fr_am_rxtype_add(w, src, p->dtype, desc, (size_t)p->desc_len) == MPI_SUCCESS;
+    if ((p->flags & FR_PKTF_ASKED) && !fr_direct_ask_serve(w, src, p->arg))
+        return; /* taken back: the origin read it itself */
+    if (!described) {
         refuse(w, src, p, fr_error_detail());
         return;
     }

@@ -13,6 +13,7 @@
 #include "progress/isend.h"
 #include "progress/progress.h"
 #include "progress/request.h"
+#include "core/idle.h"
 #include "core/next.h"
 #include "transport.h"
 
@@ -38,6 +39,9 @@ typedef struct fr_xfer {
     size_t bytes;         /* ... packed bytes expected, */
     uint32_t tag;         /* ... the tag the answer names */
     struct fr_xfer *next; /* ... and the fetch after it to the same target (fr_peer.awaited) */
+    uint64_t ask;         /* a get asked through the ring (direct.h): its ask number, */
+    uint64_t remote;      /* ... where cross-memory attach reads it in the target, */
+    uint64_t asked_ns;    /* ... and when it was asked */
 } xfer;
 
 /* A reply proves its operation complete at the target (it was applied, or read, before the
@@ -219,13 +223,13 @@ static uint64_t inline_len(const fr_op *op)
 
 /* A fetch whose data target sends back in an ANSWER packet: queued behind the others it
  * answers, which come back in the order they were sent (fr_batch_answered). */
-static void await_answer(fr_win *w, int t, const fr_op *op, uint64_t ordinal, uint32_t tag)
+static xfer *await_answer(fr_win *w, int t, const fr_op *op, int covers, uint32_t tag)
 {
     fr_peer *p = &w->peers[t];
     int get = op->kind == FR_OP_GET;
     fr_dtype *dt = get ? op->origin_dt : op->result_dt;
     fr_dtype_retain(dt);
-    xfer *x = xfer_new(w, t, dt, NULL, op->req, reply_covers(p, ordinal));
+    xfer *x = xfer_new(w, t, dt, NULL, op->req, covers);
     x->addr = get ? op->origin_addr : op->result_addr;
     x->count = get ? op->origin_count : op->result_count;
     x->bytes = (size_t)op->bytes;
@@ -235,6 +239,24 @@ static void await_answer(fr_win *w, int t, const fr_op *op, uint64_t ordinal, ui
     else
         p->awaited = x;
     p->awaited_last = x;
+    return x;
+}
+
+/* The oldest fetch awaited from target leaves the queue. */
+static xfer *awaited_pop(fr_peer *peer)
+{
+    xfer *x = peer->awaited;
+    peer->awaited = x->next;
+    if (!peer->awaited)
+        peer->awaited_last = NULL;
+    return x;
+}
+
+/* The get asked of peer p is answered, or is being taken back: no longer one to watch. */
+static void ask_settled(fr_win *w, fr_peer *p)
+{
+    p->asked = NULL;
+    w->asking--;
 }
 
 /* The operation's packet, its data inline or in a message of its own sent now; an operation
@@ -248,17 +270,27 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     int with_desc = !td->predefined && !fr_u64map_get(&p->types_sent, td->id);
     if (with_desc)
         fr_u64map_put(&p->types_sent, td->id, (void *)1);
-    uint64_t ordinal = ++p->ops_sent;
+    int answer = fr_op_fetches(op) && (size_t)op->bytes <= p->tp->answer_max;
+    uint64_t ask = 0, remote = 0;
+    if (answer && op->kind == FR_OP_GET)
+        fr_direct_ask_open(w, t, op, &ask, &remote); /* sets ask when it asks */
+    uint64_t ordinal = ask ? 0 : ++p->ops_sent; /* an asked get is never numbered (direct.h) */
     p->fence_sent += op->epoch == FR_EPOCH_FENCE;
     uint32_t data_tag = 0;
-    int answer = fr_op_fetches(op) && (size_t)op->bytes <= p->tp->answer_max;
     if (!eager) {
         if (op->req)
             op->req->cls->op_issued(op->req, ordinal, 0);
         data_tag = next_tag(w, fr_op_fetches(op));
     }
-    if (answer) {
-        await_answer(w, t, op, ordinal, data_tag);
+    if (ask) {
+        xfer *x = await_answer(w, t, op, 0, data_tag);
+        x->ask = ask;
+        x->remote = remote;
+        x->asked_ns = fr_now_ns();
+        p->asked = x;
+        w->asking++;
+    } else if (answer) {
+        await_answer(w, t, op, reply_covers(p, ordinal), data_tag);
     } else if (!eager) {
         MPI_Request req;
         fr_dtype *dt = op->origin_dt;
@@ -281,12 +313,13 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
                .epoch = (uint8_t)op->epoch,
                .flags = (uint8_t)((inl ? FR_PKTF_INLINE : 0) |
                                   (with_desc ? FR_PKTF_TYPEDESC : 0) |
-                                  (answer ? FR_PKTF_ANSWER : 0)),
+                                  (answer ? FR_PKTF_ANSWER : 0) | (ask ? FR_PKTF_ASKED : 0)),
                .op = op->op_index,
                .count = op->target_count,
                .data_tag = data_tag,
                .disp = op->target_disp,
                .dtype = td->id,
+               .arg = ask,
                .seq = op->epoch == FR_EPOCH_FENCE ? w->fence_count : 0,
                .desc_len = desc_len,
                .data_len = (uint64_t)op->bytes};
@@ -356,13 +389,18 @@ int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trai
                 if (!gets || !fr_direct_gather(w, t, op, &cma))
                     keep_first(&rc, add_op(w, t, &b, op));
             }
+    /* Without a closing packet the batch leaves before the gathered gets are read: a get asked
+     * through the ring is answered while the system call runs. A closing packet must follow
+     * those reads, since the target may end the epoch once it has run it. */
+    if (!trail)
+        batch_send(w, t, &b);
     keep_first(&rc, fr_direct_gets_run(w, t, &cma));
     fr_opq_clear(q);
     if (trail) {
         trail->arg = p->ops_sent;
         batch_add(w, t, &b, trail, NULL);
+        batch_send(w, t, &b);
     }
-    batch_send(w, t, &b);
     return rc;
 }
 
@@ -398,10 +436,43 @@ void fr_batch_answered(fr_win *w, int target, const fr_pkt *p, const unsigned ch
     if (rc != MPI_SUCCESS) /* checked at the call: the packed size is the datatype's */
         fr_fatal("rank %d: the answer from rank %d does not fit its buffer: %s", w->rank, target,
                  fr_error_detail());
-    peer->awaited = x->next;
-    if (!peer->awaited)
-        peer->awaited_last = NULL;
-    xfer_done(x, NULL);
+    if (x == peer->asked) {
+        ask_settled(w, peer);
+        peer->asks_quiet = 0; /* it serves: ask again at once after the next take-back */
+    }
+    xfer_done(awaited_pop(peer), NULL);
+}
+
+int fr_batch_asks_due(fr_win *w)
+{
+    uint64_t now = fr_now_ns();
+    int events = 0;
+    for (int t = 0, left = w->asking; t < w->size && left > 0; t++) {
+        fr_peer *p = &w->peers[t];
+        xfer *x = p->asked;
+        if (!x)
+            continue;
+        left--;
+        if (now - x->asked_ns < fr_opt.ask_wait_ns)
+            continue;
+        ask_settled(w, p); /* one way or the other, now */
+        int rc;
+        if (!fr_direct_ask_take_back(w, t, x->ask, x->remote, x->addr, x->count, x->dt, x->bytes,
+                                     &rc))
+            continue; /* it serves it: the answer is on its way */
+        if (rc != MPI_SUCCESS)
+            fr_fatal("rank %d: reading a get from rank %d that it left unserved: %s", w->rank, t,
+                     fr_error_detail());
+        if (x != p->awaited)
+            fr_fatal("rank %d: a get asked of rank %d is not the first fetch awaited", w->rank, t);
+        p->asks_quiet = !p->asks_quiet                       ? FR_ASK_QUIET_NS
+                        : p->asks_quiet >= FR_ASK_QUIET_MAX_NS ? FR_ASK_QUIET_MAX_NS
+                                                               : 2 * p->asks_quiet;
+        p->asks_after = now + p->asks_quiet;
+        xfer_done(awaited_pop(p), NULL);
+        events++;
+    }
+    return events;
 }
 
 /* Answers as data messages: posted into the fetch's buffer before the batch leaves, they cost

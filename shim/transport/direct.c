@@ -53,7 +53,9 @@ typedef struct dstate {
                                access epochs to this member that it closed without a COMPLETE
                                packet (fr_direct_complete), counted as MPI_Win_start counts them;
                                then, from posted + 2 * size, fence slots: by origin window rank,
-                               two fence_slot (fr_direct_fence_close) */
+                               two fence_slot (fr_direct_fence_close); then asks: by origin
+                               window rank, its last get asked through the ring and who
+                               claimed it (ASK_*, fr_direct_ask_open) */
 } dstate;
 
 /* Where an origin closes a fence epoch to this member instead of a FENCE_DONE packet. Two per
@@ -82,6 +84,16 @@ static volatile fence_slot *fence_slot_of(dstate *s, int size, int origin, uint6
 {
     volatile fence_slot *slots = (volatile fence_slot *)(void *)&s->posted[2 * size];
     return &slots[2 * origin + (closes & 1)];
+}
+
+/* An ask word holds ask number << 2 | its state: open, until one side claims it with a
+ * compare-and-swap; the target to serve it, or the origin to take it back. */
+enum { ASK_OPEN = 0, ASK_SERVED = 1, ASK_TAKEN = 2 };
+
+static volatile AO_t *ask_of(dstate *s, int size, int origin)
+{
+    volatile fence_slot *slots = fence_slot_of(s, size, 0, 0);
+    return (volatile AO_t *)(void *)&slots[2 * size] + origin;
 }
 
 /* D_DYN: a dynamic window's peer, its state page mapped; its attached regions that lie in its
@@ -142,7 +154,7 @@ typedef struct fr_direct {
 
 static size_t state_bytes(int size)
 {
-    return sizeof(dstate) + 2 * (size_t)size * (sizeof(AO_t) + sizeof(fence_slot));
+    return sizeof(dstate) + (size_t)size * (3 * sizeof(AO_t) + 2 * sizeof(fence_slot));
 }
 
 /* What the short path of an RMA call (api/rma_ops.h) needs to copy into d's window itself. */
@@ -761,25 +773,85 @@ static struct iovec cma_remote(const fr_win *w, const dpeer *d, int target, cons
     return (struct iovec){(void *)(uintptr_t)at, (size_t)op->bytes};
 }
 
+/* Read the contiguous bytes at remote in d's process into count elements of dt at addr. */
+static int cma_get(const dpeer *d, struct iovec remote, void *addr, int count,
+                   const fr_dtype *dt)
+{
+    void *tmp = dt->contiguous ? NULL : fr_xmalloc(remote.iov_len);
+    struct iovec local = {tmp ? tmp : addr, remote.iov_len};
+    int rc = fr_cma_read(d->pid, &local, 1, &remote, 1);
+    if (rc == MPI_SUCCESS && tmp)
+        rc = fr_unpack(tmp, remote.iov_len, addr, count, dt);
+    free(tmp);
+    return rc;
+}
+
 static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
 {
     size_t bytes = (size_t)op->bytes;
     struct iovec remote = cma_remote(w, d, target, op);
+    if (op->kind != FR_OP_PUT)
+        return cma_get(d, remote, op->origin_addr, op->origin_count, op->origin_dt);
     void *tmp = op->origin_dt->contiguous ? NULL : fr_xmalloc(bytes);
     struct iovec local = {tmp ? tmp : op->origin_addr, bytes};
-    int rc;
-    if (op->kind == FR_OP_PUT) {
-        rc = tmp ? fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes)
+    int rc = tmp ? fr_pack(op->origin_addr, op->origin_count, op->origin_dt, tmp, bytes)
                  : MPI_SUCCESS;
-        if (rc == MPI_SUCCESS)
-            rc = fr_cma_write(d->pid, &local, 1, &remote, 1);
-    } else {
-        rc = fr_cma_read(d->pid, &local, 1, &remote, 1);
-        if (rc == MPI_SUCCESS && tmp)
-            rc = fr_unpack(tmp, bytes, op->origin_addr, op->origin_count, op->origin_dt);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = fr_cma_write(d->pid, &local, 1, &remote, 1);
     free(tmp);
     return rc;
+}
+
+/* ---- gets asked through the ring (direct.h) ---- */
+
+/* Is op, a get that cross-memory attach would read, asked of the target through the ring
+ * instead? Only in a lock epoch whose lock this origin holds in the target's lock word: the
+ * epoch then ends here, after the get is answered or taken back, so a get taken back is read
+ * while the epoch still holds. One ask at a time per target, and none behind other fetches
+ * (it must stay first among the answers awaited, which then come in order without it); none
+ * while the ring to it is more than half full (the packets of gets taken back stay in it until
+ * it polls) or for a while after one was taken back (fr_peer.asks_after). */
+static int ring_get(fr_win *w, int target, const dpeer *d, const fr_op *op)
+{
+    const fr_peer *p = &w->peers[target];
+    return fr_opt.ask_wait_ns && op->kind == FR_OP_GET && op->epoch == FR_EPOCH_LOCK &&
+           p->dlock == FR_DLOCK_HELD &&
+           d->cma && !p->awaited && (size_t)op->bytes <= p->tp->answer_max &&
+           (p->asks_after == 0 || fr_now_ns() >= p->asks_after) && fr_chan_roomy(w, target);
+}
+
+int fr_direct_ask_open(fr_win *w, int target, const fr_op *op, uint64_t *ask, uint64_t *remote)
+{
+    dpeer *d = peer_of(w, target);
+    if (!d || way_of(w, target, d, op) != WAY_CMA || !ring_get(w, target, d, op))
+        return 0;
+    fr_peer *p = &w->peers[target];
+    *ask = ++p->asks;
+    *remote = (uint64_t)(uintptr_t)cma_remote(w, d, target, op).iov_base;
+    /* Before the packet: the ring publishes it with release order after this store. */
+    AO_store(ask_of(d->state, w->size, w->rank), (AO_t)(*ask << 2 | ASK_OPEN));
+    w->st.gets_asked++;
+    return 1;
+}
+
+int fr_direct_ask_take_back(fr_win *w, int target, uint64_t ask, uint64_t remote, void *addr,
+                            int count, const fr_dtype *dt, size_t bytes, int *rc)
+{
+    dpeer *d = peer_of(w, target);
+    if (!AO_compare_and_swap_full(ask_of(d->state, w->size, w->rank), (AO_t)(ask << 2 | ASK_OPEN),
+                                  (AO_t)(ask << 2 | ASK_TAKEN)))
+        return 0;
+    *rc = cma_get(d, (struct iovec){(void *)(uintptr_t)remote, bytes}, addr, count, dt);
+    w->st.gets_taken_back++;
+    w->st.direct++;
+    return 1;
+}
+
+int fr_direct_ask_serve(fr_win *w, int origin, uint64_t ask)
+{
+    dstate *s = w->direct ? w->direct->mine : NULL;
+    return !s || AO_compare_and_swap_full(ask_of(s, w->size, origin), (AO_t)(ask << 2 | ASK_OPEN),
+                                          (AO_t)(ask << 2 | ASK_SERVED));
 }
 
 /* Puts and gets go at once; an accumulate when fr_direct_acc_in_order (direct.h) says so. */
@@ -792,7 +864,8 @@ int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
 {
     dpeer *d = peer_of(w, target);
     dway way = d ? way_of(w, target, d, op) : WAY_NONE;
-    if (way == WAY_NONE || !permitted(w, target, d, op) || !in_order(w, target, op))
+    if (way == WAY_NONE || !permitted(w, target, d, op) || !in_order(w, target, op) ||
+        (way == WAY_CMA && ring_get(w, target, d, op)))
         return 0;
     if (way == WAY_DYN) {
         const char *key;
@@ -832,7 +905,8 @@ int fr_direct_gather(fr_win *w, int target, const fr_op *op, fr_cma_gets *g)
     if (!deferrable(op) || g->n == FR_CMA_GETS_MAX)
         return 0;
     dpeer *d = peer_of(w, target);
-    if (!d || way_of(w, target, d, op) != WAY_CMA || !permitted(w, target, d, op))
+    if (!d || way_of(w, target, d, op) != WAY_CMA || !permitted(w, target, d, op) ||
+        ring_get(w, target, d, op))
         return 0;
     g->local[g->n] = (struct iovec){op->origin_addr, (size_t)op->bytes};
     g->remote[g->n] = cma_remote(w, d, target, op);

@@ -11,7 +11,8 @@
  *  - cma: the rest (the end pages, the main stack, memory that cannot be adopted), through
  *    process_vm_writev/readv, where the target layout is contiguous (the origin side may be
  *    anything: it is packed first): a get at any size, since through the ring it would wait for
- *    the target; a put, one system call, only above the eager limit.
+ *    the target (but see "Gets asked through the ring" below); a put, one system call, only
+ *    above the eager limit.
  * An operation that neither reaches keeps the batch path (data inside the batch or a message).
  * A dynamic window has no memory at creation: only the peer's state page is mapped, and each
  * attached region that lies in one of its segments is mapped once learned and copied into like
@@ -39,6 +40,23 @@
  * numbered (fr_peer.ops_sent): the packet that closes the epoch follows it in the same ring,
  * published with release order after the copy, so a target that has run that packet sees the
  * data, and its counts (which only concern operations that travel) need no change.
+ *
+ * Gets asked through the ring. A system call costs 2-4 us whatever it reads; a target inside
+ * MPI answers a get through the ring in about a round trip of the cores (ANSWER packets,
+ * am_send.c). So a small get (up to fr_transport.answer_max) that cross-memory attach would
+ * read, in a lock epoch whose lock this origin holds in the target's lock word, is asked of
+ * the target through the ring first, with an ask word in the target's state page (one per
+ * origin) that the target must claim before it serves the get. If no answer has come after
+ * FLEXRMA_ASK_WAIT_US (8 us; 0: no get is asked), the origin claims the word itself and reads
+ * the get by cross-memory attach:
+ * a target that computes never holds it, and the one of the two claims that wins decides who
+ * reads. Such a get is never numbered (fr_peer.ops_sent) nor counted by the target, which skips
+ * it when taken back; the epoch cannot end before it is answered or taken back (the unlock and
+ * the flushes wait for it, fr_peer.pending), so it always reads the epoch's memory. After a
+ * take-back, gets to that target go by cross-memory attach for FR_ASK_QUIET_NS, twice as long
+ * after each further one in a row (a target that computes for long), and no get is asked while
+ * the ring to the target is more than half full: a taken-back get's packet stays there until
+ * the target polls.
  *
  * Callers hold the engine lock. */
 #ifndef FR_DIRECT_H
@@ -145,9 +163,28 @@ int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op);
 int fr_direct_cas(fr_win *w, int owner, void *addr, const fr_dtype *e, const void *origin,
                   const void *compare, void *result);
 
+/* Gets asked through the ring (above): how long gets to a target go by cross-memory attach
+ * after one was taken back, doubled after each take-back in a row up to the most (how long an
+ * origin waits for an answer is fr_opt.ask_wait_ns). */
+#define FR_ASK_QUIET_NS 1000000
+#define FR_ASK_QUIET_MAX_NS 64000000
+/* Origin, for get op about to travel to target: if it is to be asked (op would otherwise be read
+ * by cross-memory attach), open ask *ask in the target's state page and return 1, *remote being
+ * where cross-memory attach would read it; else 0, *ask untouched (op travels as any get). */
+int fr_direct_ask_open(fr_win *w, int target, const fr_op *op, uint64_t *ask, uint64_t *remote);
+/* Origin: take ask back if the target has not claimed it yet; then read it by cross-memory
+ * attach from remote into count elements of dt at addr (bytes in all, *rc the result) and
+ * return 1. 0: the target serves it, its answer is on its way. */
+int fr_direct_ask_take_back(fr_win *w, int target, uint64_t ask, uint64_t remote, void *addr,
+                            int count, const fr_dtype *dt, size_t bytes, int *rc);
+/* Target, about to serve origin's get asked as ask: claim it; 0 if the origin took it back
+ * (then the get is skipped: neither answered nor counted). */
+int fr_direct_ask_serve(fr_win *w, int origin, uint64_t ask);
+
 /* Copy op to target now if the target's window can be reached and its epoch allows it.
  * Returns 1 if done (*rc: the copy's result; op's request, if any, is told that the operation
- * is complete at both ends), 0 if the op must travel in a batch. */
+ * is complete at both ends), 0 if the op must travel in a batch (a get to be asked through the
+ * ring too, fr_direct_ask_open). */
 int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
 
 /* Gets by cross-memory attach, gathered over one flush of a target's queue so that one system

@@ -81,6 +81,9 @@ enum {
     FR_PKTF_TELL = 32,   /* LOCK: answer LOCK_GRANTED at the grant */
     FR_PKTF_ANSWER = 64, /* GET, GACC, CAS: send the data back in an ANSWER packet through the
                             carrier of batches, not as a message on data_tag */
+    FR_PKTF_ASKED = 128, /* GET with FR_PKTF_ANSWER: the origin may take it back unserved; the
+                            target serves it only if it claims ask `arg` first (direct.h), and
+                            never counts it among the origin's operations */
 };
 
 typedef struct fr_pkt {
@@ -94,7 +97,8 @@ typedef struct fr_pkt {
     int64_t disp;        /* target displacement, in the target's displacement units */
     uint64_t dtype;      /* target datatype id (dtype.h) */
     uint64_t arg;        /* UNLOCK/COMPLETE/FENCE_DONE: my cumulative operation count to the
-                            receiver; TYPE_DROP: number of ids */
+                            receiver; TYPE_DROP: number of ids; GET with FR_PKTF_ASKED: the
+                            number of the ask */
     uint64_t seq;        /* fence-epoch operation, FENCE_DONE: number of the closing fence */
     uint64_t desc_len;   /* bytes of datatype description (or TYPE_DROP id list) */
     uint64_t data_len;   /* bytes of packed data */

@@ -285,6 +285,12 @@ int fr_chan_attach(fr_win *w, int r)
     return rc;
 }
 
+int fr_chan_roomy(fr_win *w, int r)
+{
+    fr_chan_peer *cp = w->peers[r].chan;
+    return cp && cp->proc && !cp->backlog && fr_ring_has_room(&cp->tx, cp->tx.cap / 2);
+}
+
 /* First-use attachment: the producers that attached since my last look; poll their rings from
  * now on. A ring of another format than mine is refused for good (its producer broke it). */
 static void rescan(fr_win *w, fr_chan *c)
@@ -558,6 +564,8 @@ int fr_chan_poll(fr_win *w)
                      cp->rank);
         events += k;
     }
+    if (w->asking)
+        events += fr_batch_asks_due(w);
     c->polling = 0;
     return events;
 }

@@ -62,6 +62,10 @@ void fr_batch_answer(fr_win *w, int src, const fr_pkt *p, const void *data, size
 /* Origin side: target's ANSWER p arrived, its data at body: into the fetch's buffer, and the
  * fetch is complete. */
 void fr_batch_answered(fr_win *w, int target, const fr_pkt *p, const unsigned char *body);
+/* Origin side, while w->asking: take back the gets asked through the ring (direct.h) that have
+ * waited fr_opt.ask_wait_ns for their answer and that their target has not begun to serve, and
+ * read them by cross-memory attach. Returns the number completed so. */
+int fr_batch_asks_due(fr_win *w);
 /* An operation of a counter epoch, whose data travels inside the packet, packed into the head of
  * the next batch to target at once instead of queued: the sync-ops request that closes the epoch
  * then only appends its BUMP. Returns 1 when packed (*rc its result), 0 when it must be queued
@@ -85,6 +89,10 @@ int fr_chan_lazy(const fr_win *w);
  * reached through a ring (a no-op otherwise, and once attached). FR_ERR_SHM when the mapping
  * fails (resources: r keeps its ring, and the next use tries again). */
 int fr_chan_attach(fr_win *w, int r);
+/* Is this process attached to node peer r's ring, with nothing waiting for room in it and at
+ * least half of it free? (A get asked through the ring leaves its packet there when taken back,
+ * until r polls: direct.h.) */
+int fr_chan_roomy(fr_win *w, int r);
 /* Release the rings and the mapped segments (MPI_Win_free, or a creation that failed). */
 void fr_chan_destroy(fr_win *w);
 /* Progress (a poller, progress.h): move batches waiting for ring space, and dispatch every batch

@@ -192,6 +192,13 @@ typedef struct fr_peer {
     struct fr_xfer *awaited;   /* my fetches it answers in ANSWER packets, oldest first: it
                                   runs my packets in order and answers each at once */
     struct fr_xfer *awaited_last;
+    struct fr_xfer *asked;     /* my get asked of it through the ring that I may still take back
+                                  (direct.h, "Gets asked through the ring"), or NULL */
+    uint64_t asks;             /* the number of my last such get to it */
+    uint64_t asks_after;       /* 0, or when gets to it may be asked again (ns, fr_now_ns): it
+                                  left one unserved, so it is computing */
+    uint64_t asks_quiet;       /* how long that was: 0 after an answer, else doubled for each
+                                  take-back in a row (direct.h) */
     uint64_t ack_upto_asked;   /* the largest operation count an acknowledgement was asked for */
     int unlock_acked;          /* UNLOCK_ACK received for my last unlock */
     int in_start;              /* member of my current access group (PSCW) */
@@ -262,6 +269,9 @@ typedef struct fr_win_stats {
     uint64_t collectives;      /* collective calls synchronization made (reduce-scatter fence) */
     uint64_t held;             /* packets set aside until their epoch opened here (am_recv.c):
                                   each once, however many epochs its origin runs ahead */
+    uint64_t gets_asked;       /* gets I asked of node peers through the ring (direct.h) */
+    uint64_t gets_taken_back;  /* ... of them, taken back unserved and read by cross-memory
+                                  attach */
 } fr_win_stats;
 
 typedef enum fr_fence_state {
@@ -352,6 +362,7 @@ typedef struct fr_win {
     /* transport */
     int pending;               /* my requests as origin not yet complete */
     int target_pending;        /* requests serving other origins' operations not yet complete */
+    int asking;                /* members with a get of mine asked through the ring (fr_peer.asked) */
     int tag_ub, next_tag;      /* data messages use tags in [FR_TAG_DATA_MIN, tag_ub] */
     struct fr_chan *chan;      /* shared-memory rings with node peers, or NULL (tp_shm.c) */
     struct fr_shm_state *state;/* my shared state block, or NULL (shm_state.h) */

@@ -14,33 +14,11 @@
  * Only where node peers reach each other directly (not FLEXRMA_TRANSPORT=am or
  * FLEXRMA_DIRECT=0, not across simulated nodes): elsewhere the requests travel as messages and
  * the targets must serve them, as MPI allows. Linked with the internal library for fr_opt. */
-#include "common.h"
-#include "core/fr.h"
-#include "node/node_comm.h"
-
-#include <time.h>
+#include "outside_common.h"
 
 #define NINTS 64
 #define EPOCHS 2000
 #define LIMIT_S 60
-
-static void nap(void)
-{
-    struct timespec ts = {0, 200000}; /* 0.2 ms: the watcher leaves the core to rank 0 */
-    nanosleep(&ts, NULL);
-}
-
-/* Watch *word with plain loads until it holds want, at most LIMIT_S seconds. */
-static int watch(volatile int *word, int want)
-{
-    time_t until = time(NULL) + LIMIT_S;
-    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != want)
-        if (time(NULL) > until)
-            return 0;
-        else
-            nap();
-    return 1;
-}
 
 static void run(MPI_Comm node, int nrank, int nsize, int allocate, volatile int *word, int phase)
 {
@@ -79,7 +57,7 @@ static void run(MPI_Comm node, int nrank, int nsize, int allocate, volatile int 
            EPOCHS, bad);
         __atomic_store_n(word, phase, __ATOMIC_RELEASE);
     } else {
-        ok(watch(word, phase), "%s: rank 0's lock_all and lock epochs on this empty member "
+        ok(outside_watch(word, phase, LIMIT_S), "%s: rank 0's lock_all and lock epochs on this empty member "
                                "ended while it stayed out of MPI (within %d s)", kind, LIMIT_S);
     }
     /* Everyone reaches rank 0's memory: each member adds its rank + 1 to int 0. */
@@ -106,32 +84,17 @@ static void run(MPI_Comm node, int nrank, int nsize, int allocate, volatile int 
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     int nrank, nsize;
-    MPI_Comm_rank(node, &nrank);
-    MPI_Comm_size(node, &nsize);
+    MPI_Comm node = outside_node(&nrank, &nsize);
     tap_plan(4);
-    int direct = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct && nsize > 1 &&
-                 fr_node_all_peers(node);
-    if (!direct) {
+    if (!outside_direct(node, nsize)) {
         skip(4, "node peers are not reached directly here (messages need the targets' "
                 "progress)");
         MPI_Comm_free(&node);
         return test_done();
     }
-    int *word;
     MPI_Win wordwin;
-    MPI_Win_allocate_shared(nrank == 0 ? (MPI_Aint)sizeof(int) : 0, sizeof(int), MPI_INFO_NULL,
-                            node, &word, &wordwin);
-    if (nrank != 0) {
-        MPI_Aint sz;
-        int du;
-        MPI_Win_shared_query(wordwin, 0, &sz, &du, &word);
-    } else {
-        *word = 0;
-    }
-    MPI_Barrier(node);
+    int *word = outside_word(node, nrank, &wordwin);
     run(node, nrank, nsize, 1, word, 1);
     run(node, nrank, nsize, 0, word, 2);
     MPI_Win_free(&wordwin);

@@ -166,7 +166,7 @@ static void test_wrap_and_fragments(void)
     ok(s.copied >= 1000, "the large ones were cut into fragments and reassembled (%d)", s.copied);
 }
 
-#define FULL_CHECKS 6
+#define FULL_CHECKS 9
 static void test_full(void)
 {
     size_t cap = 1024;
@@ -177,8 +177,11 @@ static void test_full(void)
     fr_ring_attach(&tx, mem, fr_ring_footprint(cap));
     unsigned char m[5000];
     fill(m, sizeof m, 0);
+    ok(fr_ring_has_room(&tx, cap) && !fr_ring_has_room(&tx, cap + 1),
+       "an empty ring has room for its capacity, and no more");
     size_t done = 0;
     int r = fr_ring_put(&tx, m, sizeof m, &done);
+    ok(!fr_ring_has_room(&tx, cap / 2), "a full ring has no room for half of it");
     ok(r == 0 && done > 0 && done < cap,
        "a 5000-byte message: the first fragment fills the ring (%zu)", done);
     size_t before = done;
@@ -194,6 +197,8 @@ static void test_full(void)
     }
     ok(done == sizeof m, "the rest went in as the consumer drained (%d rounds)", rounds);
     (void)fr_ring_poll(&rx, on_one, &got);
+    ok(fr_ring_has_room(&tx, cap), "once drained, the producer sees the room again (it reads "
+                                   "the consumer's head anew)");
     ok(got.len == 5000 && got.good && (got.at < rx.data || got.at >= rx.data + cap),
        "the consumer reassembled the 5000 bytes in a buffer of its own");
 

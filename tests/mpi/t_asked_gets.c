@@ -1,0 +1,173 @@
+/* t_asked_gets.c - small gets from a node peer's window in ordinary memory are asked of it
+ * through the packet ring, and taken back by the origin when it does not serve them
+ * (direct.h, "Gets asked through the ring").
+ *
+ * On the node's communicator rank 0 exposes NINTS ints of malloc'd memory (less than a page:
+ * nothing is mapped, so without the ring a get is read by cross-memory attach). The others get
+ * from it in lock, lock_all (flush, MPI_Rget) and exclusive lock epochs, with contiguous and
+ * strided origin buffers, and check every value:
+ *  1. while rank 0 waits in MPI_Barrier, the origins waiting as long as it takes: the gets
+ *     are asked of rank 0 and answered by it through the ring, none taken back;
+ *  2. with the default wait, while rank 0 stays out of MPI (it watches a word of an
+ *     MPI_Win_allocate_shared window with plain loads, sleeping between looks): every get
+ *     still ends, taken back and read by the origin itself; had one waited for rank 0, the word
+ *     would never be raised and rank 0 reports it after LIMIT_S seconds;
+ *  3. rank 0 in MPI again: it finds the packets of the gets taken back and must skip them (an
+ *     answer nobody awaits is fatal at the origin), then answers new ones.
+ * Only where node peers reach each other directly and cross-memory attach works between them
+ * (not FLEXRMA_TRANSPORT=am or FLEXRMA_DIRECT=0, not across simulated nodes); with the progress
+ * agent rank 0 serves gets while it computes, so part 2 checks the values only. Linked with the
+ * internal library for fr_opt and the window's statistics. */
+#define _GNU_SOURCE /* process_vm_readv */
+#include "outside_common.h"
+#include "win/win.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define NINTS 64
+#define EPOCHS 300
+#define LIMIT_S 60
+
+/* Does cross-memory attach from every member reach rank 0 (ptrace rules allow it)? */
+static int cma_works(MPI_Comm node, int nrank)
+{
+    static volatile int probe = 0x5eed;
+    struct {
+        long pid;
+        unsigned long addr;
+    } at = {getpid(), (unsigned long)&probe};
+    MPI_Bcast(&at, (int)sizeof at, MPI_BYTE, 0, node);
+    int mine = 1, all;
+    if (nrank != 0) {
+        int got = 0;
+        struct iovec l = {&got, sizeof got}, r = {(void *)at.addr, sizeof got};
+        mine = process_vm_readv((pid_t)at.pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof got &&
+               got == 0x5eed;
+    }
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, node);
+    return all;
+}
+
+static int value(int phase, int i) { return phase * 1000 + i * 3 + 1; }
+
+/* EPOCHS epochs of gets from rank 0; returns the number of wrong values. */
+static int get_all(MPI_Win win, int nrank, int phase)
+{
+    int bad = 0;
+    MPI_Datatype strided;
+    MPI_Type_vector(4, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    for (int e = 0; e < EPOCHS; e++) {
+        int slot = (e * 7 + nrank) % (NINTS - 4), one = -1, two = -1, four[8];
+        for (int k = 0; k < 8; k++)
+            four[k] = -1;
+        MPI_Request rq;
+        switch (e % 3) {
+        case 0:
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+            MPI_Get(&one, 1, MPI_INT, 0, slot, 1, MPI_INT, win);
+            MPI_Win_unlock(0, win);
+            two = value(phase, slot + 1);
+            break;
+        case 1:
+            MPI_Win_lock_all(0, win);
+            MPI_Get(&one, 1, MPI_INT, 0, slot, 1, MPI_INT, win);
+            MPI_Win_flush(0, win);
+            MPI_Rget(&two, 1, MPI_INT, 0, slot + 1, 1, MPI_INT, win, &rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            MPI_Win_unlock_all(win);
+            break;
+        default:
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+            MPI_Get(four, 1, strided, 0, slot, 4, MPI_INT, win);
+            MPI_Win_unlock(0, win);
+            one = four[0];
+            two = value(phase, slot + 1);
+            for (int k = 1; k < 4; k++)
+                bad += four[2 * k] != value(phase, slot + k) || four[2 * k - 1] != -1;
+        }
+        bad += one != value(phase, slot) || two != value(phase, slot + 1);
+    }
+    MPI_Type_free(&strided);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    test_init(&argc, &argv);
+    int nrank, nsize;
+    MPI_Comm node = outside_node(&nrank, &nsize);
+    tap_plan(6);
+    if (!outside_direct(node, nsize) || !cma_works(node, nrank)) {
+        skip(6, "node peers do not read each other's ordinary memory here (no direct access "
+                "or no cross-memory attach): gets travel and the target serves them");
+        MPI_Comm_free(&node);
+        return test_done();
+    }
+    MPI_Win wordwin;
+    int *word = outside_word(node, nrank, &wordwin);
+    int *base = nrank == 0 ? xmalloc(NINTS * sizeof(int)) : NULL;
+    MPI_Win win;
+    MPI_Win_create(base, nrank == 0 ? NINTS * (MPI_Aint)sizeof(int) : 0, sizeof(int),
+                   MPI_INFO_NULL, node, &win);
+    const fr_win_stats *st = &fr_win_lookup(win)->st;
+
+    /* 1: rank 0 inside MPI. The origins wait as long as it takes for its answers (on a node
+     * with more ranks than cores it may be off its core for longer than the default wait). */
+    uint64_t wait_ns = fr_opt.ask_wait_ns;
+    fr_opt.ask_wait_ns = (uint64_t)LIMIT_S * 1000000000u;
+    for (int i = 0; nrank == 0 && i < NINTS; i++)
+        base[i] = value(1, i);
+    MPI_Barrier(node);
+    int bad = nrank == 0 ? 0 : get_all(win, nrank, 1);
+    MPI_Barrier(node);
+    fr_opt.ask_wait_ns = wait_ns;
+    ok(bad == 0, "rank 0 in MPI_Barrier: %d epochs of gets read its values (%d wrong)", EPOCHS,
+       bad);
+    if (nrank == 0)
+        ok(st->gets_asked == 0, "rank 0 asked nothing of itself");
+    else
+        ok(st->gets_asked > 0 && st->gets_taken_back == 0,
+           "its gets were asked of rank 0 and answered through the ring (%llu asked, %llu "
+           "taken back)", (unsigned long long)st->gets_asked,
+           (unsigned long long)st->gets_taken_back);
+
+    /* 2: rank 0 outside MPI */
+    for (int i = 0; nrank == 0 && i < NINTS; i++)
+        base[i] = value(2, i);
+    MPI_Barrier(node);
+    if (nrank == 0) {
+        ok(outside_watch(word, nsize - 1, LIMIT_S),
+           "every member's gets ended while rank 0 stayed out of MPI (within %d s)", LIMIT_S);
+        ok(st->gets_taken_back == 0, "rank 0 took back nothing");
+        ok(st->gets_asked == 0, "rank 0 still asked nothing");
+    } else {
+        uint64_t taken = st->gets_taken_back;
+        bad = get_all(win, nrank, 2);
+        __atomic_fetch_add(word, 1, __ATOMIC_ACQ_REL);
+        ok(bad == 0, "rank 0 out of MPI: %d epochs of gets read its values (%d wrong)", EPOCHS,
+           bad);
+        if (fr_opt.async_progress)
+            skip(1, "rank 0's progress agent serves gets while it computes");
+        else
+            ok(st->gets_taken_back > taken, "gets were taken back unserved and read here "
+                                            "(%llu)", (unsigned long long)(st->gets_taken_back -
+                                                                           taken));
+        ok(st->gets_taken_back <= st->gets_asked, "no more gets taken back than asked");
+    }
+    /* 3: rank 0 meets the packets of the gets taken back: skipped, never answered (an answer
+     * would reach the origin ahead of the answers to the gets asked now, and be fatal). */
+    MPI_Barrier(node);
+    fr_opt.ask_wait_ns = (uint64_t)LIMIT_S * 1000000000u;
+    bad = nrank == 0 ? 0 : get_all(win, nrank, 2);
+    MPI_Barrier(node);
+    fr_opt.ask_wait_ns = wait_ns;
+    ok(bad == 0, "rank 0 back in MPI: %d epochs of gets answered through the ring read its "
+                 "values (%d wrong)", EPOCHS, bad);
+    MPI_Win_free(&win);
+    free(base);
+    MPI_Win_free(&wordwin);
+    MPI_Comm_free(&node);
+    return test_done();
+}
