@@ -455,6 +455,8 @@ int fr_batch_asks_due(fr_win *w)
         left--;
         if (now - x->asked_ns < fr_opt.ask_wait_ns)
             continue;
+        if (x != p->awaited)
+            fr_fatal("rank %d: a get asked of rank %d is not the first fetch awaited", w->rank, t);
         ask_settled(w, p); /* one way or the other, now */
         int rc;
         if (!fr_direct_ask_take_back(w, t, x->ask, x->remote, x->addr, x->count, x->dt, x->bytes,
@@ -463,12 +465,6 @@ int fr_batch_asks_due(fr_win *w)
         if (rc != MPI_SUCCESS)
             fr_fatal("rank %d: reading a get from rank %d that it left unserved: %s", w->rank, t,
                      fr_error_detail());
-        if (x != p->awaited)
-            fr_fatal("rank %d: a get asked of rank %d is not the first fetch awaited", w->rank, t);
-        p->asks_quiet = !p->asks_quiet                       ? FR_ASK_QUIET_NS
-                        : p->asks_quiet >= FR_ASK_QUIET_MAX_NS ? FR_ASK_QUIET_MAX_NS
-                                                               : 2 * p->asks_quiet;
-        p->asks_after = now + p->asks_quiet;
         xfer_done(awaited_pop(p), NULL);
         events++;
     }

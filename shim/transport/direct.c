@@ -89,6 +89,10 @@ static volatile fence_slot *fence_slot_of(dstate *s, int size, int origin, uint6
 /* An ask word holds ask number << 2 | its state: open, until one side claims it with a
  * compare-and-swap; the target to serve it, or the origin to take it back. */
 enum { ASK_OPEN = 0, ASK_SERVED = 1, ASK_TAKEN = 2 };
+/* How long gets to a target go by cross-memory attach after one was taken back, doubled after
+ * each take-back in a row up to the most (fr_peer.asks_quiet; an answer starts it afresh). */
+#define ASK_QUIET_NS 1000000
+#define ASK_QUIET_MAX_NS 64000000
 
 static volatile AO_t *ask_of(dstate *s, int size, int origin)
 {
@@ -844,6 +848,12 @@ int fr_direct_ask_take_back(fr_win *w, int target, uint64_t ask, uint64_t remote
     *rc = cma_get(d, (struct iovec){(void *)(uintptr_t)remote, bytes}, addr, count, dt);
     w->st.gets_taken_back++;
     w->st.direct++;
+    /* The target is computing: ask it nothing for a while, longer each time in a row. */
+    fr_peer *p = &w->peers[target];
+    p->asks_quiet = !p->asks_quiet                       ? ASK_QUIET_NS
+                    : p->asks_quiet >= ASK_QUIET_MAX_NS ? ASK_QUIET_MAX_NS
+                                                        : 2 * p->asks_quiet;
+    p->asks_after = fr_now_ns() + p->asks_quiet;
     return 1;
 }
 

@@ -48,15 +48,14 @@
  * the target through the ring first, with an ask word in the target's state page (one per
  * origin) that the target must claim before it serves the get. If no answer has come after
  * FLEXRMA_ASK_WAIT_US (8 us; 0: no get is asked), the origin claims the word itself and reads
- * the get by cross-memory attach:
- * a target that computes never holds it, and the one of the two claims that wins decides who
- * reads. Such a get is never numbered (fr_peer.ops_sent) nor counted by the target, which skips
- * it when taken back; the epoch cannot end before it is answered or taken back (the unlock and
- * the flushes wait for it, fr_peer.pending), so it always reads the epoch's memory. After a
- * take-back, gets to that target go by cross-memory attach for FR_ASK_QUIET_NS, twice as long
- * after each further one in a row (a target that computes for long), and no get is asked while
- * the ring to the target is more than half full: a taken-back get's packet stays there until
- * the target polls.
+ * the get by cross-memory attach: a target that computes never holds it, and the one of the
+ * two claims that wins decides who reads. Such a get is never numbered (fr_peer.ops_sent) nor
+ * counted by the target, which skips it when taken back; the epoch cannot end before it is
+ * answered or taken back (the unlock and the flushes wait for it, fr_peer.pending), so it
+ * always reads the epoch's memory. After a take-back, gets to that target go by cross-memory
+ * attach for 1 ms, twice as long after each further one in a row, up to 64 ms (a target that
+ * computes for long), and no get is asked while the ring to the target is more than half
+ * full: a taken-back get's packet stays there until the target polls.
  *
  * Callers hold the engine lock. */
 #ifndef FR_DIRECT_H
@@ -163,18 +162,13 @@ int fr_direct_acc_op(fr_win *w, int owner, char *at, const fr_op *op);
 int fr_direct_cas(fr_win *w, int owner, void *addr, const fr_dtype *e, const void *origin,
                   const void *compare, void *result);
 
-/* Gets asked through the ring (above): how long gets to a target go by cross-memory attach
- * after one was taken back, doubled after each take-back in a row up to the most (how long an
- * origin waits for an answer is fr_opt.ask_wait_ns). */
-#define FR_ASK_QUIET_NS 1000000
-#define FR_ASK_QUIET_MAX_NS 64000000
 /* Origin, for get op about to travel to target: if it is to be asked (op would otherwise be read
  * by cross-memory attach), open ask *ask in the target's state page and return 1, *remote being
  * where cross-memory attach would read it; else 0, *ask untouched (op travels as any get). */
 int fr_direct_ask_open(fr_win *w, int target, const fr_op *op, uint64_t *ask, uint64_t *remote);
 /* Origin: take ask back if the target has not claimed it yet; then read it by cross-memory
- * attach from remote into count elements of dt at addr (bytes in all, *rc the result) and
- * return 1. 0: the target serves it, its answer is on its way. */
+ * attach from remote into count elements of dt at addr (bytes in all, *rc the result), ask the
+ * target nothing for a while, and return 1. 0: the target serves it, its answer is on its way. */
 int fr_direct_ask_take_back(fr_win *w, int target, uint64_t ask, uint64_t remote, void *addr,
                             int count, const fr_dtype *dt, size_t bytes, int *rc);
 /* Target, about to serve origin's get asked as ask: claim it; 0 if the origin took it back
