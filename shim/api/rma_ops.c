@@ -89,7 +89,7 @@ static int copy_now(fr_win *w, int target, const fr_op *op, const fr_opq *q, int
         (void)fr_lock_take_early(w, target); /* a node peer's free lock: copy, don't queue */
     return q->n == 0 && p->packed.len == 0 && p->pending == 0 &&
            !(op->kind == FR_OP_GET && fr_direct_defers(w, target, op)) &&
-           fr_direct_try(w, target, op, rc);
+           fr_direct_try(w, target, op, 1, rc);
 }
 
 /* An operation to myself completes at the call wherever my window is open to it now (sync/epoch.c

@@ -158,8 +158,11 @@ static int origin_quiet(void *arg)
 }
 
 /* Issue my operations to t, then close my access epoch there: in its state page when t is
- * reached directly and everything of mine to it is known complete (direct.h), else with a
- * COMPLETE packet behind the operations (one batch). */
+ * reached directly and everything of mine to it is known complete (direct.h), which a get
+ * asked of it must be first (its packet may still be unread there: fr_batch_ask_settle), else
+ * with a COMPLETE packet behind the operations (one batch). One target after the other: a
+ * close never waits for another target's post (large copies wait for it, fr_direct_await),
+ * which may come only once this one has closed. */
 static int close_access(fr_win *w, int t)
 {
     fr_peer *p = &w->peers[t];
@@ -167,6 +170,7 @@ static int close_access(fr_win *w, int t)
     if (!fr_direct_reached(w, t))
         return p->tp->flush(w, t, &p->q, NULL, &done);
     int rc = p->q.n ? p->tp->flush(w, t, &p->q, NULL, NULL) : MPI_SUCCESS;
+    fr_batch_ask_settle(w, t);
     if (fr_direct_complete(w, t))
         return rc;
     int crc = p->tp->flush(w, t, &p->q, NULL, &done); /* the queue is empty: COMPLETE alone */

@@ -305,6 +305,15 @@ static int may_run(const fr_win *w, int src, const fr_pkt *p)
     return 1; /* counter epochs and counter packets: the window is always exposed to them */
 }
 
+/* ... or p is a get its origin took back, which reads nothing (its description is kept) and
+ * so runs in any epoch: held for the next one (PSCW: that epoch was closed in my state page once
+ * the get was taken back), it would hold the origin's later packets of other epochs too. */
+static int may_run_now(const fr_win *w, int src, const fr_pkt *p)
+{
+    return may_run(w, src, p) ||
+           ((p->flags & FR_PKTF_ASKED) && is_op(p) && fr_direct_ask_taken(w, src, p->arg));
+}
+
 /* Run p, which may run now (or is a reply, or reads no epoch's memory). */
 static void run_now(fr_win *w, int src, const fr_pkt *p, const unsigned char *body)
 {
@@ -329,7 +338,7 @@ static void run_packet(fr_win *w, int src, const fr_pkt *p, const unsigned char 
     fr_peer *peer = &w->peers[src];
     /* A read of the region table reads nothing an epoch protects: never held. */
     if (p->type != FR_PKT_REGIONS_READ && !fr_pkt_is_reply(p) &&
-        (peer->held || !may_run(w, src, p))) {
+        (peer->held || !may_run_now(w, src, p))) {
         hold(peer, p, body, body_len);
         w->st.held++;
         return;
@@ -361,7 +370,7 @@ void fr_am_replay_held(fr_win *w, int src)
      * cost the whole list per post. Each packet leaves the list before it runs, so a replay
      * that its run sets off (the last of an accumulate's data) goes on from the next one. */
     fr_peer *peer = &w->peers[src];
-    while (peer->held && may_run(w, src, (const fr_pkt *)peer->held->bytes)) {
+    while (peer->held && may_run_now(w, src, (const fr_pkt *)peer->held->bytes)) {
         fr_held *h = peer->held;
         peer->held = h->next;
         if (!peer->held)

@@ -39,7 +39,8 @@ typedef struct fr_xfer {
     size_t bytes;         /* ... packed bytes expected, */
     uint32_t tag;         /* ... the tag the answer names */
     struct fr_xfer *next; /* ... and the fetch after it to the same target (fr_peer.awaited) */
-    uint64_t ask;         /* a get asked through the ring (direct.h): its ask number, */
+    uint64_t ask;         /* a get asked through the ring (direct.h): its ask number (0 once
+                             the target claimed it), */
     uint64_t remote;      /* ... where cross-memory attach reads it in the target, */
     uint64_t asked_ns;    /* ... and when it was asked */
 } xfer;
@@ -252,7 +253,7 @@ static xfer *awaited_pop(fr_peer *peer)
     return x;
 }
 
-/* The get asked of peer p is answered, or is being taken back: no longer one to watch. */
+/* The get asked of peer p is answered, or taken back and read: settled. */
 static void ask_settled(fr_win *w, fr_peer *p)
 {
     p->asked = NULL;
@@ -260,8 +261,9 @@ static void ask_settled(fr_win *w, fr_peer *p)
 }
 
 /* The operation's packet, its data inline or in a message of its own sent now; an operation
- * that brings data back posts the receive for it first, or awaits it in an ANSWER packet. */
-static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
+ * that brings data back posts the receive for it first, or awaits it in an ANSWER packet (a
+ * get asked through the ring, when may_ask). */
+static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op, int may_ask)
 {
     int rc = MPI_SUCCESS;
     fr_peer *p = &w->peers[t];
@@ -272,7 +274,7 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
         fr_u64map_put(&p->types_sent, td->id, (void *)1);
     int answer = fr_op_fetches(op) && (size_t)op->bytes <= p->tp->answer_max;
     uint64_t ask = 0, remote = 0;
-    if (answer && op->kind == FR_OP_GET)
+    if (answer && may_ask && op->kind == FR_OP_GET)
         fr_direct_ask_open(w, t, op, &ask, &remote); /* sets ask when it asks */
     uint64_t ordinal = ask ? 0 : ++p->ops_sent; /* an asked get is never numbered (direct.h) */
     p->fence_sent += op->epoch == FR_EPOCH_FENCE;
@@ -340,12 +342,12 @@ static int add_packet(fr_win *w, int t, fr_batch *b, const fr_op *op)
     return rc;
 }
 
-static int add_op(fr_win *w, int t, fr_batch *b, const fr_op *op)
+static int add_op(fr_win *w, int t, fr_batch *b, const fr_op *op, int may_ask)
 {
     int rc;
-    if (fr_direct_try(w, t, op, &rc))
+    if (fr_direct_try(w, t, op, may_ask, &rc))
         return rc;
-    return add_packet(w, t, b, op);
+    return add_packet(w, t, b, op, may_ask);
 }
 
 int fr_batch_pack_now(fr_win *w, int t, const fr_op *op, int *rc)
@@ -355,7 +357,7 @@ int fr_batch_pack_now(fr_win *w, int t, const fr_op *op, int *rc)
         return 0;
     if (p->packed.len == 0)
         p->packed = batch_begin();
-    *rc = add_packet(w, t, &p->packed, op);
+    *rc = add_packet(w, t, &p->packed, op, 0);
     return 1;
 }
 
@@ -378,6 +380,10 @@ int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trai
     }
     if (lead)
         batch_add(w, t, &b, lead, NULL);
+    /* Gets are asked in no batch that ends with a packet that closes the epoch or tells the
+     * target something (a counter's bump): once the target has run it, it may move on while a
+     * get taken back is still read. An acknowledgement request only reports. */
+    int may_ask = !trail || (trail->type == FR_PKT_BUMP && (trail->flags & FR_PKTF_NOBUMP));
     fr_cma_gets cma;
     cma.n = 0;
     for (int gets = 0; gets <= 1; gets++)
@@ -386,8 +392,8 @@ int fr_batch_flush(fr_win *w, int t, fr_opq *q, const fr_pkt *lead, fr_pkt *trai
                 const fr_op *op = &q->ops[i];
                 if (gets && cma.n == FR_CMA_GETS_MAX)
                     keep_first(&rc, fr_direct_gets_run(w, t, &cma));
-                if (!gets || !fr_direct_gather(w, t, op, &cma))
-                    keep_first(&rc, add_op(w, t, &b, op));
+                if (!gets || !fr_direct_gather(w, t, op, may_ask, &cma))
+                    keep_first(&rc, add_op(w, t, &b, op, may_ask));
             }
     /* Without a closing packet the batch leaves before the gathered gets are read: a get asked
      * through the ring is answered while the system call runs. A closing packet must follow
@@ -453,22 +459,36 @@ int fr_batch_asks_due(fr_win *w)
         if (!x)
             continue;
         left--;
-        if (now - x->asked_ns < fr_opt.ask_wait_ns)
+        if (!x->ask || now - x->asked_ns < fr_opt.ask_wait_ns)
             continue;
         if (x != p->awaited)
             fr_fatal("rank %d: a get asked of rank %d is not the first fetch awaited", w->rank, t);
-        ask_settled(w, p); /* one way or the other, now */
         int rc;
         if (!fr_direct_ask_take_back(w, t, x->ask, x->remote, x->addr, x->count, x->dt, x->bytes,
-                                     &rc))
-            continue; /* it serves it: the answer is on its way */
+                                     &rc)) {
+            x->ask = 0; /* it serves it: the answer is on its way, and settles it */
+            continue;
+        }
         if (rc != MPI_SUCCESS)
             fr_fatal("rank %d: reading a get from rank %d that it left unserved: %s", w->rank, t,
                      fr_error_detail());
+        ask_settled(w, p); /* read: the epoch may now close */
         xfer_done(awaited_pop(p), NULL);
         events++;
     }
     return events;
+}
+
+static int ask_settled_at(void *arg)
+{
+    const fr_peer *p = arg;
+    return p->asked == NULL;
+}
+
+void fr_batch_ask_settle(fr_win *w, int t)
+{
+    if (w->peers[t].asked)
+        fr_wait_until(ask_settled_at, &w->peers[t]);
 }
 
 /* Answers as data messages: posted into the fetch's buffer before the batch leaves, they cost

@@ -808,26 +808,46 @@ static int copy_cma(fr_win *w, const dpeer *d, int target, const fr_op *op)
 
 /* ---- gets asked through the ring (direct.h) ---- */
 
+/* May a get of op's epoch be asked? Only where its origin ends the epoch itself, after the get
+ * is answered or taken back, so that a get taken back is read while the epoch still holds: a
+ * lock this origin holds in the target's lock word (the unlock and the flushes wait for the
+ * get); a PSCW epoch whose post it has seen, and a fence epoch of the direct scheme that the
+ * target has opened, both closed by a store in the target's state page once the get is settled
+ * (fr_batch_ask_settle). */
+static int ask_epoch(fr_win *w, int target, const dpeer *d, const fr_op *op)
+{
+    switch (op->epoch) {
+    case FR_EPOCH_LOCK:
+        return w->peers[target].dlock == FR_DLOCK_HELD;
+    case FR_EPOCH_PSCW:
+    case FR_EPOCH_FENCE:
+        return permitted(w, target, d, op);
+    default:
+        return 0;
+    }
+}
+
 /* Is op, a get that cross-memory attach would read, asked of the target through the ring
- * instead? Only in a lock epoch whose lock this origin holds in the target's lock word: the
- * epoch then ends here, after the get is answered or taken back, so a get taken back is read
- * while the epoch still holds. One ask at a time per target, and none behind other fetches
- * (it must stay first among the answers awaited, which then come in order without it); none
- * while the ring to it is more than half full (the packets of gets taken back stay in it until
- * it polls) or for a while after one was taken back (fr_peer.asks_after). */
-static int ring_get(fr_win *w, int target, const dpeer *d, const fr_op *op)
+ * instead? In an epoch that allows it (ask_epoch), in a batch whose only closing packet, if
+ * any, asks for an acknowledgement (may_ask: one that closes the epoch or tells the target
+ * something could let it move on while a get taken back is still read). One ask at a time per
+ * target, and none behind other fetches (it must stay first among the answers awaited, which
+ * then come in order without it); none while the ring to it is more than half full (the
+ * packets of gets taken back stay in it until it polls) or for a while after one was taken
+ * back (fr_peer.asks_after). */
+static int ring_get(fr_win *w, int target, const dpeer *d, const fr_op *op, int may_ask)
 {
     const fr_peer *p = &w->peers[target];
-    return fr_opt.ask_wait_ns && op->kind == FR_OP_GET && op->epoch == FR_EPOCH_LOCK &&
-           p->dlock == FR_DLOCK_HELD &&
-           d->cma && !p->awaited && (size_t)op->bytes <= p->tp->answer_max &&
-           (p->asks_after == 0 || fr_now_ns() >= p->asks_after) && fr_chan_roomy(w, target);
+    return may_ask && fr_opt.ask_wait_ns && op->kind == FR_OP_GET && d->cma && !p->awaited &&
+           (size_t)op->bytes <= p->tp->answer_max &&
+           (p->asks_after == 0 || fr_now_ns() >= p->asks_after) && ask_epoch(w, target, d, op) &&
+           fr_chan_roomy(w, target);
 }
 
 int fr_direct_ask_open(fr_win *w, int target, const fr_op *op, uint64_t *ask, uint64_t *remote)
 {
     dpeer *d = peer_of(w, target);
-    if (!d || way_of(w, target, d, op) != WAY_CMA || !ring_get(w, target, d, op))
+    if (!d || way_of(w, target, d, op) != WAY_CMA || !ring_get(w, target, d, op, 1))
         return 0;
     fr_peer *p = &w->peers[target];
     *ask = ++p->asks;
@@ -857,6 +877,12 @@ int fr_direct_ask_take_back(fr_win *w, int target, uint64_t ask, uint64_t remote
     return 1;
 }
 
+int fr_direct_ask_taken(const fr_win *w, int origin, uint64_t ask)
+{
+    dstate *s = w->direct ? w->direct->mine : NULL;
+    return s && AO_load(ask_of(s, w->size, origin)) != (AO_t)(ask << 2 | ASK_OPEN);
+}
+
 int fr_direct_ask_serve(fr_win *w, int origin, uint64_t ask)
 {
     dstate *s = w->direct ? w->direct->mine : NULL;
@@ -870,12 +896,12 @@ static int in_order(const fr_win *w, int target, const fr_op *op)
     return !fr_op_is_acc(op) || fr_direct_acc_in_order(w, target);
 }
 
-int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc)
+int fr_direct_try(fr_win *w, int target, const fr_op *op, int may_ask, int *rc)
 {
     dpeer *d = peer_of(w, target);
     dway way = d ? way_of(w, target, d, op) : WAY_NONE;
     if (way == WAY_NONE || !permitted(w, target, d, op) || !in_order(w, target, op) ||
-        (way == WAY_CMA && ring_get(w, target, d, op)))
+        (way == WAY_CMA && ring_get(w, target, d, op, may_ask)))
         return 0;
     if (way == WAY_DYN) {
         const char *key;
@@ -910,13 +936,13 @@ int fr_direct_defers(fr_win *w, int target, const fr_op *op)
     return d && way_of(w, target, d, op) == WAY_CMA;
 }
 
-int fr_direct_gather(fr_win *w, int target, const fr_op *op, fr_cma_gets *g)
+int fr_direct_gather(fr_win *w, int target, const fr_op *op, int may_ask, fr_cma_gets *g)
 {
     if (!deferrable(op) || g->n == FR_CMA_GETS_MAX)
         return 0;
     dpeer *d = peer_of(w, target);
     if (!d || way_of(w, target, d, op) != WAY_CMA || !permitted(w, target, d, op) ||
-        ring_get(w, target, d, op))
+        ring_get(w, target, d, op, may_ask))
         return 0;
     g->local[g->n] = (struct iovec){op->origin_addr, (size_t)op->bytes};
     g->remote[g->n] = cma_remote(w, d, target, op);

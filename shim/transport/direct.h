@@ -44,18 +44,21 @@
  * Gets asked through the ring. A system call costs 2-4 us whatever it reads; a target inside
  * MPI answers a get through the ring in about a round trip of the cores (ANSWER packets,
  * am_send.c). So a small get (up to fr_transport.answer_max) that cross-memory attach would
- * read, in a lock epoch whose lock this origin holds in the target's lock word, is asked of
- * the target through the ring first, with an ask word in the target's state page (one per
- * origin) that the target must claim before it serves the get. If no answer has come after
- * FLEXRMA_ASK_WAIT_US (8 us; 0: no get is asked), the origin claims the word itself and reads
- * the get by cross-memory attach: a target that computes never holds it, and the one of the
- * two claims that wins decides who reads. Such a get is never numbered (fr_peer.ops_sent) nor
- * counted by the target, which skips it when taken back; the epoch cannot end before it is
- * answered or taken back (the unlock and the flushes wait for it, fr_peer.pending), so it
- * always reads the epoch's memory. After a take-back, gets to that target go by cross-memory
- * attach for 1 ms, twice as long after each further one in a row, up to 64 ms (a target that
- * computes for long), and no get is asked while the ring to the target is more than half
- * full: a taken-back get's packet stays there until the target polls.
+ * read, in an epoch that its origin closes itself once the get is settled (a lock it holds in
+ * the target's lock word, PSCW, the direct scheme's fence), is asked of the target through the
+ * ring first, with an ask word in the target's state page (one per origin) that the target
+ * must claim before it serves the get. If no answer has come after FLEXRMA_ASK_WAIT_US (8 us;
+ * 0: no get is asked), the origin claims the word itself and reads the get by cross-memory
+ * attach: a target that computes never holds it, and the one of the two claims that wins
+ * decides who reads. Such a get is never numbered (fr_peer.ops_sent) nor counted by the
+ * target, which skips it when taken back, in whatever epoch it finds it (never held: it reads
+ * nothing); the epoch cannot end before it is answered or taken back (the unlock and the
+ * flushes wait for it, fr_peer.pending; complete and fence store their close in the target's
+ * state page only then, fr_batch_ask_settle; no closing packet rides behind it), so it always
+ * reads the epoch's memory. After a take-back, gets to that target go by cross-memory attach
+ * for 1 ms, twice as long after each further one in a row, up to 64 ms (a target that computes
+ * for long), and no get is asked while the ring to the target is more than half full: a
+ * taken-back get's packet stays there until the target polls.
  *
  * Callers hold the engine lock. */
 #ifndef FR_DIRECT_H
@@ -174,12 +177,17 @@ int fr_direct_ask_take_back(fr_win *w, int target, uint64_t ask, uint64_t remote
 /* Target, about to serve origin's get asked as ask: claim it; 0 if the origin took it back
  * (then the get is skipped: neither answered nor counted). */
 int fr_direct_ask_serve(fr_win *w, int origin, uint64_t ask);
+/* Target: has origin taken back its get asked as ask (its packet then touches nothing, and
+ * is never held for an epoch: one that waited for my next post would hold the origin's later
+ * packets with it)? */
+int fr_direct_ask_taken(const fr_win *w, int origin, uint64_t ask);
 
 /* Copy op to target now if the target's window can be reached and its epoch allows it.
  * Returns 1 if done (*rc: the copy's result; op's request, if any, is told that the operation
  * is complete at both ends), 0 if the op must travel in a batch (a get to be asked through the
- * ring too, fr_direct_ask_open). */
-int fr_direct_try(fr_win *w, int target, const fr_op *op, int *rc);
+ * ring too, fr_direct_ask_open). may_ask: 0 when no get may be asked in the batch op goes in
+ * (a closing packet follows it), so that a get is read by cross-memory attach instead. */
+int fr_direct_try(fr_win *w, int target, const fr_op *op, int may_ask, int *rc);
 
 /* Gets by cross-memory attach, gathered over one flush of a target's queue so that one system
  * call reads them all: a process_vm_readv costs 2-4 us here whatever it moves, so 64 gets of 8
@@ -195,9 +203,10 @@ typedef struct fr_cma_gets {
  * origin buffer, without a request (a request completes at the call), in an epoch that has a
  * flushing call. Completing it later is what MPI allows of every operation of an epoch. */
 int fr_direct_defers(fr_win *w, int target, const fr_op *op);
-/* Add get op to g if it may be read by cross-memory attach now (then 1; the caller runs g
- * before its flush returns), else 0. g belongs to one target. */
-int fr_direct_gather(fr_win *w, int target, const fr_op *op, fr_cma_gets *g);
+/* Add get op to g if it may be read by cross-memory attach now and is not to be asked (may_ask
+ * as for fr_direct_try) (then 1; the caller runs g before its flush returns), else 0. g
+ * belongs to one target. */
+int fr_direct_gather(fr_win *w, int target, const fr_op *op, int may_ask, fr_cma_gets *g);
 /* Read every get of g in one system call (more when the kernel stops short) and empty it. */
 int fr_direct_gets_run(fr_win *w, int target, fr_cma_gets *g);
 /* Before a closing call issues q to target: if only the target's permission keeps an operation

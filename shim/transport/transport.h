@@ -66,6 +66,10 @@ void fr_batch_answered(fr_win *w, int target, const fr_pkt *p, const unsigned ch
  * waited fr_opt.ask_wait_ns for their answer and that their target has not begun to serve, and
  * read them by cross-memory attach. Returns the number completed so. */
 int fr_batch_asks_due(fr_win *w);
+/* Origin side, before a closing call stores the close of its epoch in t's state page: wait
+ * until the get asked of t, if any, is answered or taken back and read, so that t cannot end
+ * the epoch while a get taken back still reads it. */
+void fr_batch_ask_settle(fr_win *w, int t);
 /* An operation of a counter epoch, whose data travels inside the packet, packed into the head of
  * the next batch to target at once instead of queued: the sync-ops request that closes the epoch
  * then only appends its BUMP. Returns 1 when packed (*rc its result), 0 when it must be queued

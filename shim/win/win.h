@@ -192,8 +192,9 @@ typedef struct fr_peer {
     struct fr_xfer *awaited;   /* my fetches it answers in ANSWER packets, oldest first: it
                                   runs my packets in order and answers each at once */
     struct fr_xfer *awaited_last;
-    struct fr_xfer *asked;     /* my get asked of it through the ring that I may still take back
-                                  (direct.h, "Gets asked through the ring"), or NULL */
+    struct fr_xfer *asked;     /* my get asked of it through the ring, until it is answered or
+                                  taken back and read (direct.h, "Gets asked through the
+                                  ring"), or NULL */
     uint64_t asks;             /* the number of my last such get to it */
     uint64_t asks_after;       /* 0, or when gets to it may be asked again (ns, fr_now_ns): it
                                   left one unserved, so it is computing */

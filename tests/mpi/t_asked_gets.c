@@ -13,7 +13,17 @@
  *     still ends, taken back and read by the origin itself; had one waited for rank 0, the word
  *     would never be raised and rank 0 reports it after LIMIT_S seconds;
  *  3. rank 0 in MPI again: it finds the packets of the gets taken back and must skip them (an
- *     answer nobody awaits is fatal at the origin), then answers new ones.
+ *     answer nobody awaits is fatal at the origin), then answers new ones;
+ *  4. a PSCW epoch in which rank 0 stays out of MPI after its post until every origin has
+ *     completed: the gets are taken back and the epoch closed in rank 0's state page before
+ *     it reads their packets, which must not wait for its next post: the lock epoch the
+ *     origins open next, with a put, ends (its packets come behind them);
+ *  5, 6. fence and PSCW epochs, round after round: rank 0 stores new values where nobody reads
+ *     (a fence epoch without operations; before its post), then the origins get them in the
+ *     next epoch while rank 0 computes for 0-16 us, about the default wait, before it closes
+ *     that epoch. Some gets are answered, others taken back while rank 0 is closing: each must
+ *     be read before rank 0 may leave the epoch and store the next round's values, which the
+ *     get would then read.
  * Only where node peers reach each other directly and cross-memory attach works between them
  * (not FLEXRMA_TRANSPORT=am or FLEXRMA_DIRECT=0, not across simulated nodes); with the progress
  * agent rank 0 serves gets while it computes, so part 2 checks the values only. Linked with the
@@ -27,6 +37,8 @@
 
 #define NINTS 64
 #define EPOCHS 300
+#define ROUNDS 1000
+#define BIG 2048
 #define LIMIT_S 60
 
 /* Does cross-memory attach from every member reach rank 0 (ptrace rules allow it)? */
@@ -105,14 +117,61 @@ static int get_all(MPI_Win win, int nrank, int phase)
     return bad;
 }
 
+/* Out of MPI for us microseconds. */
+static void compute_us(int us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
+}
+
+/* Parts 4 (fence) and 5 (pscw): ROUNDS rounds of gets of a whole window of BIG ints (8 KiB,
+ * the most a get is asked for, and the longest a take-back reads), into got; returns the
+ * number of wrong values. zero: the group of rank 0, others: the group of the origins. */
+static int active_rounds(MPI_Win win, int *base, int *got, int nrank, int pscw, MPI_Group zero,
+                         MPI_Group others)
+{
+    int bad = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        int phase = 10 + r;
+        if (!pscw)
+            MPI_Win_fence(0, win); /* opens an epoch without operations */
+        if (nrank == 0)
+            for (int i = 0; i < BIG; i++)
+                base[i] = value(phase, i);
+        if (pscw && nrank == 0) {
+            MPI_Win_post(others, 0, win);
+            compute_us(r % 17);
+            MPI_Win_wait(win);
+        } else if (pscw) {
+            MPI_Win_start(zero, 0, win);
+            MPI_Get(got, BIG, MPI_INT, 0, 0, BIG, MPI_INT, win);
+            MPI_Win_complete(win);
+        } else {
+            MPI_Win_fence(0, win);
+            if (nrank == 0)
+                compute_us(r % 17);
+            else
+                MPI_Get(got, BIG, MPI_INT, 0, 0, BIG, MPI_INT, win);
+        }
+        if (!pscw)
+            MPI_Win_fence(0, win);
+        for (int i = 0; nrank != 0 && i < BIG; i++)
+            bad += got[i] != value(phase, i);
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
     int nrank, nsize;
     MPI_Comm node = outside_node(&nrank, &nsize);
-    tap_plan(6);
+    tap_plan(9);
     if (!outside_direct(node, nsize) || !cma_works(node, nrank)) {
-        skip(6, "node peers do not read each other's ordinary memory here (no direct access "
+        skip(9, "node peers do not read each other's ordinary memory here (no direct access "
                 "or no cross-memory attach): gets travel and the target serves them");
         MPI_Comm_free(&node);
         return test_done();
@@ -177,6 +236,103 @@ int main(int argc, char **argv)
     fr_opt.ask_wait_ns = wait_ns;
     ok(bad == 0, "rank 0 back in MPI: %d epochs of gets answered through the ring read its "
                  "values (%d wrong)", EPOCHS, bad);
+
+    /* 4-6: active target, rank 0 closing the epochs while gets are taken back. The window
+     * spans whole pages: FLEXRMA_ADOPT=0 keeps it in place, unmapped by node peers. */
+    MPI_Group all, zero, others;
+    MPI_Comm_group(node, &all);
+    int first = 0;
+    MPI_Group_incl(all, 1, &first, &zero);
+    MPI_Group_excl(all, 1, &first, &others);
+    int adopt = fr_opt.adopt;
+    fr_opt.adopt = 0;
+    int *big = xmalloc(BIG * sizeof(int)), *got = xmalloc(BIG * sizeof(int));
+    MPI_Win bigwin;
+    MPI_Win_create(big, nrank == 0 ? BIG * (MPI_Aint)sizeof(int) : 0, sizeof(int), MPI_INFO_NULL,
+                   node, &bigwin);
+    fr_opt.adopt = adopt;
+    st = &fr_win_lookup(bigwin)->st;
+
+    /* 4: gets taken back in a PSCW epoch, then a lock epoch. A put first attaches the ring
+     * (no get is asked before). */
+    if (nrank != 0) {
+        int mark = 0;
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, bigwin);
+        MPI_Put(&mark, 1, MPI_INT, 0, nrank, 1, MPI_INT, bigwin);
+        MPI_Win_unlock(0, bigwin);
+    }
+    MPI_Barrier(node);
+    uint64_t taken = st->gets_taken_back;
+    bad = 0;
+    int posted = __atomic_load_n(word, __ATOMIC_ACQUIRE) + 1; /* (the same on every member) */
+    MPI_Barrier(node);
+    if (nrank == 0) {
+        for (int i = 0; i < BIG; i++)
+            big[i] = value(4, i);
+        MPI_Win_post(others, 0, bigwin);
+        /* The origins start once the word says so (outside MPI: no MPI call of rank 0 may
+         * serve their gets) */
+        __atomic_fetch_add(word, 1, __ATOMIC_ACQ_REL);
+        bad = !outside_watch(word, posted + nsize - 1, LIMIT_S);
+        MPI_Win_wait(bigwin);
+    } else {
+        while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < posted) /* (others may go on) */
+            outside_nap();
+        MPI_Win_start(zero, 0, bigwin);
+        MPI_Get(got, BIG, MPI_INT, 0, 0, BIG, MPI_INT, bigwin);
+        MPI_Win_complete(bigwin);
+        __atomic_fetch_add(word, 1, __ATOMIC_ACQ_REL);
+        for (int i = 0; i < BIG; i++)
+            bad += got[i] != value(4, i);
+    }
+    MPI_Barrier(node); /* (the puts must not meet another origin's gets) */
+    if (nrank != 0) {
+        int mark = -nrank;
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, bigwin);
+        MPI_Put(&mark, 1, MPI_INT, 0, nrank, 1, MPI_INT, bigwin);
+        MPI_Win_unlock(0, bigwin);
+    }
+    MPI_Barrier(node);
+    if (nrank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, bigwin);
+        MPI_Win_sync(bigwin);
+        for (int o = 1; o < nsize; o++)
+            bad += big[o] != -o;
+        MPI_Win_unlock(0, bigwin);
+        ok(bad == 0, "pscw, rank 0 out of MPI until every origin completed (within %d s): "
+                     "then every origin's put of a lock epoch landed", LIMIT_S);
+    } else if (fr_opt.async_progress) {
+        ok(bad == 0, "pscw, rank 0 out of MPI: the gets read its values (%d wrong); its "
+                     "progress agent served them", bad);
+    } else {
+        ok(bad == 0 && st->gets_taken_back > taken,
+           "pscw, rank 0 out of MPI: the gets were taken back (%llu) and read its values (%d "
+           "wrong), and the lock epoch after ended", (unsigned long long)(st->gets_taken_back -
+                                                                          taken), bad);
+    }
+
+    for (int pscw = 0; pscw <= 1; pscw++) {
+        uint64_t asked = st->gets_asked;
+        taken = st->gets_taken_back;
+        MPI_Win_fence(0, bigwin);
+        bad = active_rounds(bigwin, big, got, nrank, pscw, zero, others);
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, bigwin);
+        if (nrank == 0)
+            ok(bad == 0 && st->gets_asked == asked, "%s: rank 0 closed %d epochs",
+               pscw ? "pscw" : "fence", ROUNDS);
+        else
+            ok(bad == 0 && st->gets_asked > asked,
+               "%s: %d epochs of gets asked of rank 0 (%llu, %llu taken back) read the epoch's "
+               "values (%d wrong)", pscw ? "pscw" : "fence", ROUNDS,
+               (unsigned long long)(st->gets_asked - asked),
+               (unsigned long long)(st->gets_taken_back - taken), bad);
+    }
+    MPI_Win_free(&bigwin);
+    free(got);
+    free(big);
+    MPI_Group_free(&others);
+    MPI_Group_free(&zero);
+    MPI_Group_free(&all);
     MPI_Win_free(&win);
     free(base);
     MPI_Win_free(&wordwin);

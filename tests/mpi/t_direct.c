@@ -30,13 +30,6 @@
 static int direct_on; /* node peers are reached directly in this run */
 
 static uint64_t direct_ops(MPI_Win win) { return fr_win_lookup(win)->st.direct; }
-/* Gets read by the origin (direct) or, asked through the ring and not taken back, answered by
- * the target through it (direct.h, "Gets asked through the ring"). */
-static uint64_t gets_read(MPI_Win win)
-{
-    const fr_win_stats *st = &fr_win_lookup(win)->st;
-    return st->direct + st->gets_asked - st->gets_taken_back;
-}
 
 /* A window of nprocs regions of BIG ints (direct_common.h). */
 static int *make(int alloc_mem, MPI_Win *win)
@@ -586,7 +579,7 @@ static void test_gathered(void)
             MPI_Win_post(others, 0, win);
             MPI_Win_start(others, 0, win);
         }
-        uint64_t d0 = gets_read(win);
+        uint64_t d0 = direct_gets_read(win);
         for (int t = 0; t < nprocs; t++) {
             if (t == rank)
                 continue;
@@ -595,7 +588,7 @@ static void test_gathered(void)
             for (int k = GATHER_GETS - 1; k >= 0; k--)
                 MPI_Get(got + (size_t)t * n + 2 * k, 1, MPI_INT, t, 2 * k, 1, MPI_INT, win);
         }
-        uint64_t at_calls = gets_read(win) - d0;
+        uint64_t at_calls = direct_gets_read(win) - d0;
         if (epoch == 0)
             for (int t = 0; t < nprocs; t++)
                 if (t != rank)
@@ -611,9 +604,10 @@ static void test_gathered(void)
             for (int i = 0; t != rank && i < n; i++)
                 right &= got[(size_t)t * n + i] == (i % 2 ? 0 : pat(t, i, 7));
         ok(right, "gathered gets, %s: each read its own int into its own place", name[epoch]);
-        ok(at_calls == 0 && gets_read(win) - d0 == expect_direct(GATHER_GETS),
+        uint64_t at_flush = direct_gets_read(win) - d0;
+        ok(at_calls == 0 && at_flush == expect_direct(GATHER_GETS),
            "gathered gets, %s: none read at the call, all at the flush (%llu, then %llu)",
-           name[epoch], (unsigned long long)at_calls, (unsigned long long)(gets_read(win) - d0));
+           name[epoch], (unsigned long long)at_calls, (unsigned long long)at_flush);
         MPI_Group_free(&others);
         MPI_Group_free(&world);
     }
