@@ -563,7 +563,13 @@ static void test_gathered(void)
     int n = 2 * GATHER_GETS;
     int *base = direct_window(0, (size_t)n, &win);
     int *got = xmalloc((size_t)nprocs * n * sizeof *got);
+    /* Under a lock of my own with MPI_Win_sync, as MPI asks of local stores that others read:
+     * with the progress agent nothing else orders them before the agent thread's reads, when
+     * it answers gets asked of me through the ring (ThreadSanitizer). */
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
     fill_pat(base, (size_t)n, rank, 7);
+    MPI_Win_sync(win);
+    MPI_Win_unlock(rank, win);
     MPI_Barrier(MPI_COMM_WORLD);
     /* every second int of the other members, in reverse order of target place */
     for (int epoch = 0; epoch < 3; epoch++) {
