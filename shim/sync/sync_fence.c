@@ -83,7 +83,7 @@ static int issue_all(fr_win *w, int announce)
     }
     for (int t = 0; announce && t < w->size; t++)
         if (t != w->rank && w->peers[t].fence_done_sent != w->fence_count) {
-            /*BROKEN*/ /* t must not leave the epoch while a get of it is read */
+            fr_batch_ask_settle(w, t); /* t must not leave the epoch while a get of it is read */
             fr_direct_fence_close(w, t, w->peers[t].ops_sent);
         }
     return rc;
