@@ -61,6 +61,30 @@ static fr_pkt *bump_packet(fr_win *w, int target, uint64_t key, int want_ack, fr
     return bump;
 }
 
+/* The bump of key once nothing of mine to target waits in an epoch's queue: atomic if the peer
+ * is settled, else a BUMP packet behind what counter epochs hold for it (cq). */
+static int bump_unqueued(fr_win *w, int target, uint64_t key, int want_ack, fr_bumped *out)
+{
+    fr_peer *p = &w->peers[target];
+    fr_pkt bump;
+    int rc = MPI_SUCCESS;
+    /* An atomic bump only if the peer is settled, which sending cq never makes it
+     * (counter_bump.c); with nothing to send first, fr_bump_direct alone decides. */
+    int unsent = fr_peer_unsent(p);
+    if (!unsent || fr_bump_may_go_direct(w, target, key)) {
+        if (unsent)
+            rc = p->tp->flush(w, target, &p->cq, NULL, NULL);
+        fr_bump_way way = fr_bump_direct(w, target, key);
+        if (way != FR_BUMP_PACKET) {
+            out->applied = 1;
+            out->applied_rc = way == FR_BUMP_GONE ? fr_bump_gone_error(target) : MPI_SUCCESS;
+            return rc;
+        }
+    }
+    int brc = p->tp->flush(w, target, &p->cq, NULL, bump_packet(w, target, key, want_ack, out, &bump));
+    return rc ? rc : brc;
+}
+
 int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, fr_bumped *out)
 {
     fr_peer *p = &w->peers[target];
@@ -82,20 +106,8 @@ int fr_rma_bumped(fr_win *w, int target, fr_op *op, uint64_t key, int want_ack, 
         fr_wait_until(queue_left, &iw);
         return iw.rc;
     }
-    /* Left: counter-epoch operations still packed or queued (cq) travel with the bump. An atomic
-     * bump only if the peer is settled, which sending them never makes it (counter_bump.c). */
-    if (fr_bump_may_go_direct(w, target, key)) {
-        if (fr_peer_unsent(p))
-            rc = p->tp->flush(w, target, &p->cq, NULL, NULL);
-        fr_bump_way way = fr_bump_direct(w, target, key);
-        if (way != FR_BUMP_PACKET) {
-            out->applied = 1;
-            out->applied_rc = way == FR_BUMP_GONE ? fr_bump_gone_error(target) : MPI_SUCCESS;
-            return rc;
-        }
-    }
-    int brc = p->tp->flush(w, target, &p->cq, NULL, bump_packet(w, target, key, want_ack, out, &bump));
-    return rc ? rc : brc;
+    /* Left: counter-epoch operations still packed or queued (cq) travel with the bump. */
+    return bump_unqueued(w, target, key, want_ack, out);
 }
 
 /* ---- the draft's calls ---- */
@@ -106,7 +118,14 @@ int fr_rma_notified(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MP
 {
     fr_op op;
     uint64_t key;
-    fr_bumped how;
+    fr_bumped how = {0};
+    /* MPI_Put's short path (a copy into a mapped peer's window in my lock epoch, rma_ops.h),
+     * where every check would pass: then nothing of mine to the target waits in a queue, as
+     * fr_rma_bumped finds after issuing the copy, and the bump follows the same way. */
+    if ((!ompi || (idx <= MPIX_MAX_NOTIFICATION_IDX && fr_notify_count(w) > 0)) &&
+        fr_notify_key_known(w, target, idx, &key) &&
+        fr_rma_short(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype))
+        return bump_unqueued(w, target, key, 0, &how);
     int rc = fr_rma_prepare(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype,
                             MPI_OP_NULL, 1, &op);
     if (!rc && ompi && (idx < 0 || idx > MPIX_MAX_NOTIFICATION_IDX))

@@ -170,6 +170,12 @@ short_copy(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatyp
     return 1;
 }
 
+int fr_rma_short(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                 int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype)
+{
+    return short_copy(w, kind, oaddr, ocount, otype, target, tdisp, tcount, ttype);
+}
+
 static inline __attribute__((always_inline)) int
 rma_core(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype, int target,
          MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop)

@@ -20,6 +20,11 @@ int fr_rma_prepare_fetch(fr_win *w, fr_opkind kind, const void *oaddr, int ocoun
  * allows a direct copy (direct.h) and nothing of mine to it is queued or in flight, else queued
  * for the epoch's closing call. Returns the copy's result (MPI_SUCCESS when queued). */
 int fr_rma_issue(fr_win *w, int target, const fr_op *op);
+/* The short path of MPI_Put and MPI_Get (kind FR_OP_PUT or FR_OP_GET; the end of this file):
+ * 1 when the call was decided there, the data copied and counted; 0 when it must take the full
+ * path from its start, which raises every error. */
+int fr_rma_short(fr_win *w, fr_opkind kind, const void *oaddr, int ocount, MPI_Datatype otype,
+                 int target, MPI_Aint tdisp, int tcount, MPI_Datatype ttype);
 /* Count it in the window's statistics. */
 void fr_rma_count(fr_win *w, const fr_op *op);
 

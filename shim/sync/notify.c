@@ -141,18 +141,26 @@ int fr_notify_set_num(fr_win *w, int num)
     return exchange(w);
 }
 
+int fr_notify_key_known(const fr_win *w, int target, int idx, uint64_t *key)
+{
+    const fr_notify *n = w->notify;
+    if (!n || (unsigned)target >= (unsigned)w->size || idx < 0 || idx >= n->peer_num[target])
+        return 0;
+    *key = n->key[n->peer_at[target] + (size_t)idx];
+    return 1;
+}
+
 int fr_notify_key(fr_win *w, int target, int idx, uint64_t *key)
 {
+    if (fr_notify_key_known(w, target, idx, key))
+        return MPI_SUCCESS;
     const fr_notify *n = w->notify;
     int num = n ? n->peer_num[target] : 0;
     if (num == 0)
         return fr_errorf(FR_ERR_NOTIFICATION, "target rank %d has no notification counters on the "
                                               "window (MPI_Win_notify_set_num)", target);
-    if (idx < 0 || idx >= num)
-        return fr_errorf(FR_ERR_NOTIFICATION, "notification index %d is out of range [0, %d) of "
-                                              "target rank %d", idx, num, target);
-    *key = n->key[n->peer_at[target] + (size_t)idx];
-    return MPI_SUCCESS;
+    return fr_errorf(FR_ERR_NOTIFICATION, "notification index %d is out of range [0, %d) of "
+                                          "target rank %d", idx, num, target);
 }
 
 static int check_mine(fr_win *w, int idx)

@@ -38,6 +38,9 @@ int fr_notify_set_num(fr_win *w, int num);
 int fr_notify_count(const fr_win *w);
 /* The key of target's counter idx, or an FR_ERR_NOTIFICATION code. */
 int fr_notify_key(fr_win *w, int target, int idx, uint64_t *key);
+/* The same without raising anything: 1 and *key when target (any int) is a member with a
+ * counter idx, else 0. */
+int fr_notify_key_known(const fr_win *w, int target, int idx, uint64_t *key);
 /* My counter idx: read (after a progress pass, so that a target that only polls sees it rise),
  * set, and take one (*flag: there was one to take; MPIX_Win_test_notify). */
 int fr_notify_get(fr_win *w, int idx, MPI_Count *value);

@@ -54,16 +54,29 @@ static inline void outside_nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* Watch *word with plain loads until it holds want, at most limit_s seconds; 1 if it did. */
-static inline int outside_watch(volatile int *word, int want, int limit_s)
+/* Watch *word with plain loads until it holds want (at_least: want or more), at most limit_s
+ * seconds; 1 if it did. */
+static inline int outside_watch_until(volatile int *word, int want, int at_least, int limit_s)
 {
     time_t until = time(NULL) + limit_s;
-    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != want)
+    for (;;) {
+        int v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+        if (v == want || (at_least && v > want))
+            return 1;
         if (time(NULL) > until)
             return 0;
-        else
-            outside_nap();
-    return 1;
+        outside_nap();
+    }
+}
+
+static inline int outside_watch(volatile int *word, int want, int limit_s)
+{
+    return outside_watch_until(word, want, 0, limit_s);
+}
+
+static inline int outside_watch_at_least(volatile int *word, int want, int limit_s)
+{
+    return outside_watch_until(word, want, 1, limit_s);
 }
 
 #endif

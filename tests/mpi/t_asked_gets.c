@@ -234,9 +234,8 @@ int main(int argc, char **argv)
         ok(st->gets_asked == 0, "rank 0 still asked nothing");
     } else {
         uint64_t taken = st->gets_taken_back;
-        while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < 1)
-            outside_nap();
-        bad = get_all(win, nrank, 2);
+        bad = !outside_watch_at_least(word, 1, LIMIT_S);
+        bad += get_all(win, nrank, 2);
         __atomic_fetch_add(word, 1, __ATOMIC_ACQ_REL);
         ok(bad == 0, "rank 0 out of MPI: %d epochs of gets read its values (%d wrong)", EPOCHS,
            bad);
@@ -296,8 +295,7 @@ int main(int argc, char **argv)
         bad = !outside_watch(word, posted + nsize - 1, LIMIT_S);
         MPI_Win_wait(bigwin);
     } else {
-        while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < posted) /* (others may go on) */
-            outside_nap();
+        bad = !outside_watch_at_least(word, posted, LIMIT_S); /* (others may go on) */
         MPI_Win_start(zero, 0, bigwin);
         MPI_Get(got, BIG, MPI_INT, 0, 0, BIG, MPI_INT, bigwin);
         MPI_Win_complete(bigwin);

@@ -342,6 +342,41 @@ static void mpix_ext(void)
 #endif
 }
 
+/* Open MPI's MPIX_Put_notify from a process without notification counters on the window is the
+ * plain put (ext/notify), whatever its target has: the target's counter does not count it, also
+ * where the put is a copy into the target's memory (the short path). Even ranks make a counter
+ * (MPI_Win_notify_set_num takes each member's own number); an odd rank puts to an even right
+ * neighbour. */
+static void mpix_plain(void)
+{
+    int *base, rc = MPI_SUCCESS, good = 1, src[2] = {rank, 9};
+    MPI_Win win;
+    KEEP_RC(rc, MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                 &base, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    KEEP_RC(rc, MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win)); /* stores others then overwrite */
+    base[0] = base[1] = -1;
+    KEEP_RC(rc, MPI_Win_unlock(rank, win));
+    KEEP_RC(rc, MPI_Win_notify_set_num(win, MPI_INFO_NULL, rank % 2 == 0));
+    int sends = rank % 2 == 1 && right() % 2 == 0, gets = rank % 2 == 0 && left() % 2 == 1;
+    KEEP_RC(rc, MPI_Win_lock_all(0, win));
+    if (sends)
+        KEEP_RC(rc, MPIX_Put_notify(src, 2, MPI_INT, right(), 0, 2, MPI_INT, win, 0));
+    KEEP_RC(rc, MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Count v = -1;
+    if (rank % 2 == 0)
+        KEEP_RC(rc, MPI_Win_notify_get_value(win, 0, &v));
+    if (gets)
+        good = base[0] == left() && base[1] == 9 && v == 0;
+    if (!good)
+        diag("data %d %d from rank %d, counter 0 holds %lld", base[0], base[1], left(),
+             (long long)v);
+    MPI_Win_free(&win);
+    ok(good && rc == MPI_SUCCESS,
+       "MPIX_Put_notify from a process without counters: the plain put, not counted");
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
@@ -354,7 +389,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
     int shared = !(nodes && *nodes) && node_size == nprocs;
-    tap_plan(F_COUNT * 5 + 3);
+    tap_plan(F_COUNT * 5 + 4);
     for (int f = 0; f < F_COUNT; f++) {
         if (f == F_SHARED && !shared) {
             skip(5, "the shared flavor would span nodes (simulated or real)");
@@ -365,5 +400,6 @@ int main(int argc, char **argv)
     under_sync_ops();
     across_change();
     mpix_ext();
+    mpix_plain();
     return test_done();
 }

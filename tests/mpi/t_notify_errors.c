@@ -57,7 +57,7 @@ static int untouched(MPI_Win win, const int *buf, int idx, MPI_Count want, const
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
-    tap_plan(32);
+    tap_plan(35);
     const int INV = MPI_ERR_INVALID_NOTIFICATION;
     ok(INV != MPI_ERR_OTHER, "MPI_ERR_INVALID_NOTIFICATION is a class of its own (%d)", INV);
     char text[MPI_MAX_ERROR_STRING] = "";
@@ -144,6 +144,19 @@ int main(int argc, char **argv)
     raised(MPI_ERR_ARG, "MPI_Win_notify_set_num, rank 0 passes -1",
            MPI_Win_notify_set_num(win, MPI_INFO_NULL, rank == 0 ? -1 : 4));
     raised(INV, "... index 2 still out of range", MPI_Win_notify_get_value(win, 2, &v));
+
+    /* More counters than Open MPI's ids reach: an id beyond MPIX_MAX_NOTIFICATION_IDX is refused
+     * though the counter exists, also where the put would be a plain copy (the short path). */
+    const int beyond = MPIX_MAX_NOTIFICATION_IDX + 1;
+    raised(MPI_SUCCESS, "MPI_Win_notify_set_num(MAX + 2)",
+           MPI_Win_notify_set_num(win, MPI_INFO_NULL, beyond + 1));
+    MPI_Win_lock_all(0, win);
+    raised(INV, "MPIX_Put_notify, id MAX + 1 of MAX + 2 counters",
+           MPIX_Put_notify(bad, K, MPI_INT, right(), 0, K, MPI_INT, win, beyond));
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    untouched(win, buf, beyond, 0, "after MPIX_Put_notify beyond Open MPI's ids");
+    MPI_Win_notify_set_num(win, MPI_INFO_NULL, 2);
 
     /* And valid notified puts work afterwards. */
     int mine[K];
