@@ -30,27 +30,32 @@ void fr_rma_count(fr_win *w, const fr_op *op);
 
 /* ---- the short path ----
  * A put, a get or a one-element accumulate to a node peer whose window this process maps (whole,
- * or the part an adoption moved: its whole pages), in my lock epoch on it, is a copy or an
- * atomic and nothing else; the full path above (an fr_op described and checked, its epoch found,
- * fr_rma_issue, fr_direct_try) costs several times the copy at 8 bytes. So those calls first
- * try a short path: the few tests that decide such a call exactly as the full path would (its
- * checks passing, fr_direct_try copying), then the copy. When any test fails, the call takes
- * the full path from its start, which raises every error: the short path never decides an error
- * itself. */
+ * or the part an adoption moved: its whole pages), in my lock epoch on it or a counter epoch, is
+ * a copy or an atomic and nothing else; the full path above (an fr_op described and checked, its
+ * epoch found, fr_rma_issue, fr_direct_try) costs several times the copy at 8 bytes. So those
+ * calls first try a short path: the few tests that decide such a call exactly as the full path
+ * would (its checks passing, fr_direct_try copying), then the copy. When any test fails, the
+ * call takes the full path from its start, which raises every error: the short path never
+ * decides an error itself. */
 
 /* The target's member entry if an operation of `kind` to it would be copied at once as far as
  * the epoch and the queues say: target is a node peer whose window is mapped here whole
- * (fr_peer.mapped), in my lock epoch (fr_win_access_epoch: no started sync-ops request covers
- * the kind), whose lock I hold in its lock word or took with MPI_MODE_NOCHECK (direct.c's
- * `permitted`), nothing of mine to it queued, packed or in flight (rma_ops.c's copy_now).
+ * (fr_peer.mapped), nothing of mine to it packed or in flight, and either in a counter epoch
+ * (a started sync-ops request covers the kind: fr_win_access_epoch's first choice, which
+ * direct.c's `permitted` always lets through) with nothing in its counter queue, or in my lock
+ * epoch, whose lock I hold in its lock word or took with MPI_MODE_NOCHECK (`permitted`), with
+ * nothing in the epoch's queue: what rma_ops.c's copy_now asks of the queue of the epoch.
  * NULL otherwise (MPI_PROC_NULL, a rank out of range, myself included). */
 static inline fr_peer *fr_rma_short_peer(fr_win *w, int target, fr_opkind kind)
 {
     if ((unsigned)target >= (unsigned)w->size)
         return NULL;
     fr_peer *p = &w->peers[target];
-    if (!p->mapped || !p->lock_held || p->cover[kind >= FR_OP_ACC ? FR_OP_ACC : kind] ||
-        p->q.n || p->packed.len || p->pending)
+    if (!p->mapped || p->packed.len || p->pending)
+        return NULL;
+    if (p->cover[kind >= FR_OP_ACC ? FR_OP_ACC : kind])
+        return p->cq.n ? NULL : p; /* a counter epoch: always open to a copy */
+    if (!p->lock_held || p->q.n)
         return NULL;
     return p->lock_nocheck || p->dlock == FR_DLOCK_HELD ? p : NULL;
 }

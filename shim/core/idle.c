@@ -44,6 +44,9 @@ uint64_t fr_now_ns(void)
  * Isend/Irecv pair. */
 #define FR_SPIN_MIN_NS 3000
 
+/* Past the spin, the clock is read on one idle poll in this many (fr_idle_yield_due). */
+#define FR_CLOCK_EVERY 8
+
 /* ... none on a node that runs more ranks than it has cores: then the peer a wait spins for is
  * most likely waiting for this very core, and the spin is the time it does not run (ghost, 4
  * ranks on 2 cores, shared memory, Open MPI: fence 20-22 us a step with the spin, 16-19
@@ -97,6 +100,11 @@ int fr_idle_yield_due(fr_idle *i)
         i->since = fr_now_ns();
         return 0;
     }
+    /* Then only every FR_CLOCK_EVERY-th poll: a clock read (some 25 ns here) costs as much as a
+     * look at the rings, so on every poll it doubled the polling period of a long wait; the
+     * limits it checks are microseconds. */
+    if ((i->polls - fr_opt.spin_polls) % FR_CLOCK_EVERY)
+        return 0;
     i->idle_ns = fr_now_ns() - i->since;
     return i->idle_ns >= (i->app ? app_give_way_ns : give_way_ns);
 }

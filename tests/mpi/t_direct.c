@@ -14,9 +14,11 @@
  * (rank 1 posted before rank 0's put), at the closing call otherwise, and a put issued after a
  * queued one is queued too, even once the target allows copies (it must not overtake).
  * The short part checks passive target's short path (api/rma_ops.h) on an MPI_Win_allocate
- * window: each operation reaches the window at the call, errors are still raised.
+ * window: each operation reaches the window at the call, errors are still raised; the counter
+ * part the same short path in a counter epoch (a started sync-ops request).
  * Linked with the internal library: it reads fr_win and sets fr_opt. */
 #include "direct_common.h"
+#include "flexrma.h"
 #include "transport/counter_bump.h"
 #include "sync/sync.h"
 #include "progress/progress.h"
@@ -437,17 +439,26 @@ static int class_of(int rc)
  * MPI_Get_accumulate and MPI_Compare_and_swap reaches its window at the call itself, each
  * moves the right data; a call the short path must not decide raises its error through the
  * window's handler (MPI_ERRORS_RETURN here) and changes nothing, and the epoch goes on. */
-static void test_short(void)
+/* The short parts' MPI_Win_allocate window of SHORT_SLOTS long longs, errors returned: zeroed
+ * but for slot 0, which holds `first`. */
+static long long *short_window(long long first, MPI_Win *win)
 {
     long long *base;
-    MPI_Win win;
     MPI_Win_allocate(SHORT_SLOTS * (MPI_Aint)sizeof(long long), sizeof(long long), MPI_INFO_NULL,
-                     MPI_COMM_WORLD, &base, &win);
-    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+                     MPI_COMM_WORLD, &base, win);
+    MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, *win);
     memset(base, 0, SHORT_SLOTS * sizeof(long long));
-    MPI_Win_unlock(rank, win);
+    base[0] = first;
+    MPI_Win_unlock(rank, *win);
     MPI_Barrier(MPI_COMM_WORLD);
+    return base;
+}
+
+static void test_short(void)
+{
+    MPI_Win win;
+    long long *base = short_window(0, &win);
 
     const int t = right();
     long long v = -1, got = -1, before = -1, cmp, nxt, one = 1;
@@ -520,6 +531,78 @@ static void test_short(void)
        "get-accumulates, %d swaps (got %lld %lld %lld %lld)", SHORT_ROUNDS, SHORT_ROUNDS,
        SHORT_ROUNDS, base[1], base[2], base[3], base[4]);
     MPI_Win_unlock(rank, win);
+    MPI_Win_free(&win);
+}
+
+/* A counter epoch (a started sync-ops request) on an MPI_Win_allocate window takes the short path
+ * too: each covered put, get and MPI_Fetch_and_op reaches the right neighbour's window at the
+ * call and moves the right data, the request's bump arrives behind it (my sync-object request
+ * completes with my left neighbour's data there), a counter epoch takes the operations it covers
+ * even inside a lock_all epoch, and outside one a kind it does not cover is still refused
+ * (MPI_ERR_RMA_SYNC) without writing anything. */
+#define COUNTER_CHECKS 6
+#define COUNTER_ROUNDS 200
+static void test_short_counter(void)
+{
+    MPI_Win win;
+    long long *base = short_window(100 + rank, &win); /* slot 0: what my left neighbour reads */
+    MPI_Sync mine, *all = xmalloc((size_t)nprocs * sizeof *all);
+    MPI_Win_Sync_alloc_objects(1, &mine, win, MPI_INFO_NULL);
+    MPI_Allgather(&mine, 1, MPI_Handle_sync, all, 1, MPI_Handle_sync, MPI_COMM_WORLD);
+    const int t = right();
+    MPI_Request ops, gets_only, arrived;
+    MPI_Win_sync_ops_init(t, MPI_MODE_WIN_PUT | MPI_MODE_WIN_GET | MPI_MODE_WIN_ACCUMULATE,
+                          all[t], win, MPI_INFO_NULL, &ops);
+    MPI_Win_sync_ops_init(t, MPI_MODE_WIN_GET, all[t], win, MPI_INFO_NULL, &gets_only);
+    MPI_Win_sync_object_init(mine, 1, win, MPI_INFO_NULL, &arrived);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    long long v, got, before, one = 1;
+    int wrong = 0, at_call = 0, late = 0, rc = MPI_SUCCESS;
+    uint64_t d0 = direct_ops(win);
+    MPI_Win_lock_all(0, win); /* the counter epoch still takes what its request covers */
+    for (int k = 0; k < COUNTER_ROUNDS; k++) {
+        MPI_Start(&arrived);
+        MPI_Start(&ops);
+        uint64_t d = direct_ops(win);
+        v = 1000 + k;
+        rc |= MPI_Put(&v, 1, MPI_LONG_LONG, t, 1, 1, MPI_LONG_LONG, win);
+        at_call += direct_ops(win) - d == 1;
+        got = -1;
+        rc |= MPI_Get(&got, 1, MPI_LONG_LONG, t, 0, 1, MPI_LONG_LONG, win);
+        wrong += direct_on && got != 100 + t; /* read at the call */
+        rc |= MPI_Fetch_and_op(&one, &before, MPI_LONG_LONG, t, 2, MPI_SUM, win);
+        rc |= MPI_Wait(&ops, MPI_STATUS_IGNORE);
+        wrong += got != 100 + t || before != k;
+        rc |= MPI_Wait(&arrived, MPI_STATUS_IGNORE); /* my left neighbour's bump */
+        late += base[1] != 1000 + k || base[2] != k + 1;
+        MPI_Barrier(MPI_COMM_WORLD); /* its next put only after I read this one */
+    }
+    is_int(rc, MPI_SUCCESS, "counter epoch: every call succeeded");
+    is_int(wrong, 0, "counter epoch: every get and fetch-and-op read the right data");
+    is_int(at_call, direct_on ? COUNTER_ROUNDS : 0,
+           "counter epoch: each put reached the target's window in MPI_Put itself");
+    is_int((long long)(direct_ops(win) - d0), direct_on ? 3LL * COUNTER_ROUNDS : 0,
+           "counter epoch: every operation went straight into the mapped window");
+    is_int(late, 0, "counter epoch: each bump came behind its put and fetch-and-op");
+
+    MPI_Win_unlock_all(win); /* else the put below would belong to the lock_all epoch */
+
+    long long bad = 0x7777;
+    MPI_Start(&arrived);
+    MPI_Start(&gets_only);
+    int c = class_of(MPI_Put(&bad, 1, MPI_LONG_LONG, t, 5, 1, MPI_LONG_LONG, win));
+    MPI_Wait(&gets_only, MPI_STATUS_IGNORE);
+    MPI_Wait(&arrived, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ok(c == MPI_ERR_RMA_SYNC && base[5] == 0,
+       "counter epoch: a put under a request for gets only is MPI_ERR_RMA_SYNC and writes "
+       "nothing (class %d, slot %lld)", c, base[5]);
+    MPI_Request_free(&ops);
+    MPI_Request_free(&gets_only);
+    MPI_Request_free(&arrived);
+    MPI_Win_Sync_free_objects(1, &mine, win);
+    free(all);
     MPI_Win_free(&win);
 }
 
@@ -634,7 +717,7 @@ int main(int argc, char **argv)
     test_init(&argc, &argv);
     direct_on = fr_opt.transport != FR_TRANSPORT_AM && fr_opt.direct;
     tap_plan(2 * ACTIVE_CHECKS + 2 * DTYPE_CHECKS + OFF_CHECKS + LOCK_CHECKS + ISSUE_CHECKS +
-             SHORT_CHECKS + GATHER_CHECKS + EARLY_CHECKS);
+             SHORT_CHECKS + COUNTER_CHECKS + GATHER_CHECKS + EARLY_CHECKS);
     test_active(1);
     test_active(0);
     test_strided(1);
@@ -643,6 +726,7 @@ int main(int argc, char **argv)
     test_lock();
     test_issue();
     test_short();
+    test_short_counter();
     test_gathered();
     test_lock_early();
     return test_done();
