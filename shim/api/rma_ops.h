@@ -3,6 +3,7 @@
 #ifndef FR_RMA_OPS_H
 #define FR_RMA_OPS_H
 
+#include "sync/sync.h"
 #include "win/win.h"
 
 /* The RMA calls (rma_ops.c). Check an operation and describe it in *op, with its epoch when
@@ -43,8 +44,9 @@ void fr_rma_count(fr_win *w, const fr_op *op);
  * (fr_peer.mapped), nothing of mine to it packed or in flight, and either in a counter epoch
  * (a started sync-ops request covers the kind: fr_win_access_epoch's first choice, which
  * direct.c's `permitted` always lets through) with nothing in its counter queue, or in my lock
- * epoch, whose lock I hold in its lock word or took with MPI_MODE_NOCHECK (`permitted`), with
- * nothing in the epoch's queue: what rma_ops.c's copy_now asks of the queue of the epoch.
+ * epoch, whose lock I hold in its lock word (taken here at the epoch's first operation when it
+ * is free and my turn: fr_lock_take_early, as copy_now takes it) or took with MPI_MODE_NOCHECK
+ * (`permitted`), with nothing in the epoch's queue: what copy_now asks of the epoch's queue.
  * NULL otherwise (MPI_PROC_NULL, a rank out of range, myself included). */
 static inline fr_peer *fr_rma_short_peer(fr_win *w, int target, fr_opkind kind)
 {
@@ -57,7 +59,8 @@ static inline fr_peer *fr_rma_short_peer(fr_win *w, int target, fr_opkind kind)
         return p->cq.n ? NULL : p; /* a counter epoch: always open to a copy */
     if (!p->lock_held || p->q.n)
         return NULL;
-    return p->lock_nocheck || p->dlock == FR_DLOCK_HELD ? p : NULL;
+    /* The epoch's first operation takes the peer's free lock word now, as copy_now would. */
+    return p->lock_nocheck || fr_lock_take_early(w, target) ? p : NULL;
 }
 
 /* Where `bytes` (> 0) of a contiguous layout at displacement tdisp lie in p's mapped window,
