@@ -59,8 +59,10 @@ static inline fr_peer *fr_rma_short_peer(fr_win *w, int target, fr_opkind kind)
         return p->cq.n ? NULL : p; /* a counter epoch: always open to a copy */
     if (!p->lock_held || p->q.n)
         return NULL;
+    if (p->lock_nocheck || p->dlock == FR_DLOCK_HELD)
+        return p;
     /* The epoch's first operation takes the peer's free lock word now, as copy_now would. */
-    return p->lock_nocheck || fr_lock_take_early(w, target) ? p : NULL;
+    return fr_lock_take_early(w, target) ? p : NULL;
 }
 
 /* Where `bytes` (> 0) of a contiguous layout at displacement tdisp lie in p's mapped window,

@@ -44,9 +44,6 @@ uint64_t fr_now_ns(void)
  * Isend/Irecv pair. */
 #define FR_SPIN_MIN_NS 3000
 
-/* Past the spin, the clock is read on one idle poll in this many (fr_idle_yield_due). */
-#define FR_CLOCK_EVERY 8
-
 /* ... none on a node that runs more ranks than it has cores: then the peer a wait spins for is
  * most likely waiting for this very core, and the spin is the time it does not run (ghost, 4
  * ranks on 2 cores, shared memory, Open MPI: fence 20-22 us a step with the spin, 16-19
@@ -58,6 +55,9 @@ uint64_t fr_now_ns(void)
  * Set by fr_idle_setup(): how long a wait idles before it gives the core away, for flexrma's
  * own waits and for the application's. */
 static uint64_t give_way_ns = FR_SPIN_MIN_NS, app_give_way_ns = FR_SPIN_MIN_NS;
+
+/* Past the spin, the clock is read on one idle poll in this many (fr_idle_yield_due). */
+#define FR_CLOCK_EVERY 8
 
 int fr_node_oversubscribed(void)
 {

@@ -434,11 +434,6 @@ static int class_of(int rc)
     return c;
 }
 
-/* Passive target on an MPI_Win_allocate window (api/rma_ops.h, the short path): once the lock
- * on the right neighbour is held, each put, get, MPI_Fetch_and_op, one-element
- * MPI_Get_accumulate and MPI_Compare_and_swap reaches its window at the call itself, each
- * moves the right data; a call the short path must not decide raises its error through the
- * window's handler (MPI_ERRORS_RETURN here) and changes nothing, and the epoch goes on. */
 /* The short parts' MPI_Win_allocate window of SHORT_SLOTS long longs, errors returned: zeroed
  * but for slot 0, which holds `first`. */
 static long long *short_window(long long first, MPI_Win *win)
@@ -455,6 +450,11 @@ static long long *short_window(long long first, MPI_Win *win)
     return base;
 }
 
+/* Passive target on an MPI_Win_allocate window (api/rma_ops.h, the short path): once the lock
+ * on the right neighbour is held, each put, get, MPI_Fetch_and_op, one-element
+ * MPI_Get_accumulate and MPI_Compare_and_swap reaches its window at the call itself, each
+ * moves the right data; a call the short path must not decide raises its error through the
+ * window's handler (MPI_ERRORS_RETURN here) and changes nothing, and the epoch goes on. */
 static void test_short(void)
 {
     MPI_Win win;
